@@ -1,0 +1,52 @@
+"""The exceptions nard raises.
+
+Every error is a :class:`NardError`; the ones caused by bad input (text, IDs,
+numbers) are also :class:`ValueError` so that ordinary ``except ValueError``
+code catches them. Messages quote the offending input with ``!r`` and, where a
+position is involved, name its Position ID.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "IllegalPlayError",
+    "InvalidDiceError",
+    "InvalidMatchIdError",
+    "InvalidNotationError",
+    "InvalidPositionError",
+    "InvalidPositionIdError",
+    "InvalidXgidError",
+    "NardError",
+]
+
+
+class NardError(Exception):
+    """Base class of every error raised by nard."""
+
+
+class InvalidPositionError(NardError, ValueError):
+    """A board that cannot occur: too many checkers, both sides on one point..."""
+
+
+class InvalidDiceError(NardError, ValueError):
+    """Dice outside 1-6, or not a pair."""
+
+
+class InvalidNotationError(NardError, ValueError):
+    """Text that cannot be read as a play (syntax, not legality)."""
+
+
+class IllegalPlayError(NardError, ValueError):
+    """A well-formed play that the rules do not allow in the position."""
+
+
+class InvalidPositionIdError(InvalidNotationError):
+    """A malformed GNU Backgammon Position ID."""
+
+
+class InvalidMatchIdError(InvalidNotationError):
+    """A malformed GNU Backgammon Match ID."""
+
+
+class InvalidXgidError(InvalidNotationError):
+    """A malformed eXtreme Gammon XGID."""

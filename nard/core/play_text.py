@@ -1,0 +1,266 @@
+"""Plays in standard notation: writing them as gnubg does, reading every common form.
+
+Points are the mover's own numbers; ``bar`` is 25 and ``off`` is 0. A move by
+several dice of one checker is written as one segment (``24/13``), showing an
+intermediate point only where it hit (``24/18*/13``); equal segments are
+grouped (``13/7(2)``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from itertools import permutations
+from typing import TYPE_CHECKING
+
+from nard.core._movegen import _target
+from nard.core.dice import ALL_ROLLS, Dice, check_dice
+from nard.core.errors import IllegalPlayError, InvalidNotationError
+
+if TYPE_CHECKING:
+    from nard.core.position import Move, Play, Position
+
+__all__ = ["format_moves", "parse_play", "point_name"]
+
+
+def point_name(point: int) -> str:
+    """``bar`` for 25, ``off`` for 0, the number otherwise."""
+    return "bar" if point == 25 else "off" if point == 0 else str(point)
+
+
+def format_moves(moves: Sequence[Move]) -> str:
+    """Write a sequence of single-die moves the way gnubg does.
+
+    >>> from nard.core.position import Move
+    >>> format_moves([Move(24, 18, True), Move(18, 13, False), Move(6, 5, False)])
+    '24/18*/13 6/5'
+    """
+    # Join each checker's consecutive moves into one chain of points.
+    chains: list[list[tuple[int, bool]]] = []  # [(point, hit on arrival)], first = start
+    for m in sorted(moves, key=lambda m: (-m.from_point, -m.to_point)):
+        for chain in chains:
+            if chain[-1][0] == m.from_point:
+                chain.append((m.to_point, m.hit))
+                break
+        else:
+            chains.append([(m.from_point, False), (m.to_point, m.hit)])
+    parts: list[str] = []
+    for chain in chains:
+        text = point_name(chain[0][0])
+        for i, (point, hit) in enumerate(chain[1:], start=1):
+            last = i == len(chain) - 1
+            if hit or last:
+                text += "/" + point_name(point) + ("*" if hit else "")
+        parts.append(text)
+    out: list[str] = []
+    for text in sorted(set(parts), key=lambda t: _sort_key(t)):
+        n = parts.count(text)
+        out.append(text if n == 1 else f"{text}({n})")
+    return " ".join(out)
+
+
+def _sort_key(text: str) -> tuple[int, int]:
+    points = [25 if p == "bar" else 0 if p == "off" else int(p) for p in _SPLIT.findall(text)]
+    return (-points[0], -points[-1])
+
+
+_SPLIT = re.compile(r"bar|off|\d+")
+_TOKEN = re.compile(r"(?P<chain>[^()]+?)(?:\((?P<count>\d)\))?")
+_POINT = re.compile(r"(?P<name>bar|b|off|o|\d{1,2})(?P<star>\*?)")
+
+
+Segment = tuple[int, int, bool]  # from, to, marked as a hit
+
+
+def _read_segments(text: str, where: str) -> list[Segment]:
+    if not isinstance(text, str):
+        raise InvalidNotationError(f"a play must be text, not {text!r} ({where})")
+    body = text.strip().lower().replace(",", " ")
+    if not body:
+        raise InvalidNotationError(f"empty play {text!r} ({where})")
+    segments: list[Segment] = []
+    for token in body.split():
+        m = _TOKEN.fullmatch(token)
+        if not m:
+            raise InvalidNotationError(f"cannot read {token!r} in play {text!r} ({where})")
+        names = re.split(r"[/-]", m.group("chain"))
+        if len(names) < 2:
+            raise InvalidNotationError(
+                f"cannot read {token!r} in play {text!r}: expected from/to, such as 13/7 ({where})"
+            )
+        points: list[tuple[int, bool]] = []
+        for name in names:
+            pm = _POINT.fullmatch(name)
+            if not pm:
+                raise InvalidNotationError(
+                    f"cannot read point {name!r} in play {text!r} ({where})"
+                )
+            raw = pm.group("name")
+            point = 25 if raw in ("bar", "b") else 0 if raw in ("off", "o") else int(raw)
+            if not 0 <= point <= 25:
+                raise InvalidNotationError(
+                    f"no point {raw!r} in play {text!r}: points are 1-24, bar and off ({where})"
+                )
+            points.append((point, pm.group("star") == "*"))
+        if points[0][1]:
+            raise InvalidNotationError(
+                f"a hit mark on the starting point in {token!r} of play {text!r} ({where})"
+            )
+        chain: list[Segment] = []
+        for (a, _), (b, star) in zip(points, points[1:], strict=False):
+            if a == 0:
+                raise InvalidNotationError(
+                    f"{token!r} in play {text!r} moves a checker that is already off ({where})"
+                )
+            if b == 25:
+                raise InvalidNotationError(
+                    f"{token!r} in play {text!r} moves a checker onto the bar ({where})"
+                )
+            if b >= a:
+                raise InvalidNotationError(
+                    f"{token!r} in play {text!r} moves backwards: checkers move from higher "
+                    f"to lower points ({where})"
+                )
+            if star and b == 0:
+                raise InvalidNotationError(
+                    f"{token!r} in play {text!r} marks a hit when bearing off ({where})"
+                )
+            chain.append((a, b, star))
+        count = int(m.group("count") or 1)
+        if not 1 <= count <= 4:
+            raise InvalidNotationError(f"bad repeat count in {token!r} of play {text!r} ({where})")
+        segments.extend(chain * count)
+    if len(segments) > 4:
+        raise InvalidNotationError(
+            f"play {text!r} has {len(segments)} moves; a roll gives at most 4 ({where})"
+        )
+    return segments
+
+
+def _reachable(board: tuple[int, ...], segments: list[Segment], dice: Dice) -> dict[tuple[int, ...], int]:
+    """Boards the segments can lead to with ``dice``, each with the number of dice used."""
+    pool = [dice[0]] * 4 if dice[0] == dice[1] else list(dice)
+    out: dict[tuple[int, ...], int] = {}
+    b = list(board)
+
+    def outside() -> int:
+        return sum(c for c in b[7:26] if c > 0)
+
+    def move_checker(s: int, t: int, left: list[int], rest: list[Segment], used: int) -> None:
+        if s == t:
+            walk(rest, left, used)
+            return
+        for i, d in enumerate(left):
+            if d in left[:i]:
+                continue  # the same die value twice explores the same moves
+            if b[25] > 0 and s != 25:
+                return
+            if b[s] <= 0:
+                return
+            nt = _target(b, s, d, outside())
+            if nt < 0 or nt < t:
+                continue
+            hit = nt > 0 and b[nt] == -1
+            b[s] -= 1
+            if hit:
+                b[nt] = 1
+                b[0] -= 1
+            elif nt > 0:
+                b[nt] += 1
+            move_checker(nt, t, left[:i] + left[i + 1 :], rest, used + 1)
+            if hit:
+                b[nt] = -1
+                b[0] += 1
+            elif nt > 0:
+                b[nt] -= 1
+            b[s] += 1
+
+    def walk(rest: list[Segment], left: list[int], used: int) -> None:
+        if not rest:
+            key = tuple(b)
+            out[key] = max(out.get(key, 0), used)
+            return
+        s, t, _ = rest[0]
+        move_checker(s, t, left, rest[1:], used)
+
+    for order in set(permutations(segments)):
+        walk(list(order), pool, 0)
+    return out
+
+
+def _hit_points(before: tuple[int, ...], after: tuple[int, ...]) -> set[int]:
+    return {p for p in range(1, 25) if before[p] == -1 and after[p] >= 0}
+
+
+def _why_impossible(pos: Position, segments: list[Segment], dice: Dice) -> str:
+    b = pos.board
+    outside = sum(c for c in b[7:26] if c > 0)
+    for s, t, _ in segments:
+        if b[25] > 0 and s != 25:
+            return "a checker on the bar must enter first"
+        if s != 25 and b[s] <= 0 or s == 25 and b[25] <= 0:
+            return f"there is no checker of the side on roll on {point_name(s)}"
+        if t > 0 and b[t] < -1:
+            return f"point {t} is blocked (held by two or more of the opponent's checkers)"
+        if t == 0 and outside:
+            return "bearing off needs all 15 checkers in the home board"
+    moves = "4 moves" if dice[0] == dice[1] else "one move of each die"
+    return f"the dice {dice[0]}-{dice[1]} ({moves}) cannot make those moves"
+
+
+def parse_play(pos: Position, text: str, dice: Sequence[int] | None) -> Play:
+    """See :meth:`Position.parse_play`."""
+    where = f"position {pos.position_id()}"
+    segments = _read_segments(text, where)
+    rolls: Sequence[Dice] = [check_dice(dice)] if dice is not None else ALL_ROLLS
+    before = pos.board
+    starred = {t for _, t, star in segments if star}
+    reached_any: dict[tuple[int, ...], int] = {}
+    matches: list[Play] = []
+    for roll in rolls:
+        reached = _reachable(before, segments, roll)
+        reached_any.update(reached)
+        if not reached:
+            continue
+        for play in pos.legal_plays(roll):
+            if play.result.flip().board in reached:
+                matches.append(play)
+    if not matches:
+        if dice is not None:
+            roll = rolls[0]
+            if not reached_any:
+                reason = _why_impossible(pos, segments, roll)
+            else:
+                reason = _must_play_reason(pos, roll, max(reached_any.values()))
+            raise IllegalPlayError(
+                f"illegal play {text!r} with {roll[0]}-{roll[1]} in {where}: {reason}"
+            )
+        reason = (
+            "no roll allows it" if not reached_any else "it leaves dice unplayed that must be played"
+        )
+        raise IllegalPlayError(f"illegal play {text!r} in {where}: {reason}")
+    distinct = {p.result: p for p in matches}
+    if len(distinct) > 1:
+        marked = [
+            p for p in distinct.values() if _hit_points(before, p.result.flip().board) == starred
+        ]
+        if len(marked) == 1:
+            return marked[0]
+        options = ", ".join(sorted(pos.format_play(p) for p in distinct.values()))
+        raise InvalidNotationError(
+            f"ambiguous play {text!r} in {where}: it could mean {options}"
+            + ("" if dice is not None else "; give the dice")
+        )
+    return matches[0]
+
+
+def _must_play_reason(pos: Position, dice: Dice, used: int) -> str:
+    plays = pos.legal_plays(dice)
+    if not plays:
+        return "no move is possible with this roll; the turn passes"
+    need = len(plays[0].moves)
+    if used < need:
+        return f"it plays {used} of the dice but {need} can be played and must be"
+    if dice[0] != dice[1] and need == 1:
+        return "only one die can be played, and it must be the larger one when either can"
+    return "it is not among the legal plays"
