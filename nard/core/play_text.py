@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from itertools import permutations
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from nard.core._movegen import _target
@@ -35,50 +35,48 @@ def format_moves(moves: Sequence[Move]) -> str:
     >>> format_moves([Move(24, 18, True), Move(18, 13, False), Move(6, 5, False)])
     '24/18*/13 6/5'
     """
-    # Join each checker's consecutive moves into one chain of points.
+    # As gnubg does: the first arrival (in the order below) on a point where a
+    # blot was hit carries the ``*``; an intermediate point is shown only when
+    # it carries one; chains through the same points are grouped as the first.
+    hit_points = {m.to_point for m in moves if m.hit}
     chains: list[list[tuple[int, bool]]] = []  # [(point, hit on arrival)], first = start
     for m in sorted(moves, key=lambda m: (-m.from_point, -m.to_point)):
+        arrival = (m.to_point, m.to_point in hit_points)
+        hit_points.discard(m.to_point)
         for chain in chains:
             if chain[-1][0] == m.from_point:
-                chain.append((m.to_point, m.hit))
+                chain.append(arrival)
                 break
         else:
-            chains.append([(m.from_point, False), (m.to_point, m.hit)])
-    parts: list[str] = []
+            chains.append([(m.from_point, False), arrival])
+    texts: dict[tuple[int, ...], list[str]] = {}
     for chain in chains:
         text = point_name(chain[0][0])
         for i, (point, hit) in enumerate(chain[1:], start=1):
-            last = i == len(chain) - 1
-            if hit or last:
+            if hit or i == len(chain) - 1:
                 text += "/" + point_name(point) + ("*" if hit else "")
-        parts.append(text)
-    out: list[str] = []
-    for text in sorted(set(parts), key=lambda t: _sort_key(t)):
-        n = parts.count(text)
-        out.append(text if n == 1 else f"{text}({n})")
+        texts.setdefault(tuple(p for p, _ in chain), []).append(text)
+    out = [same[0] if len(same) == 1 else f"{same[0]}({len(same)})" for same in texts.values()]
     return " ".join(out)
 
 
-def _sort_key(text: str) -> tuple[int, int]:
-    points = [25 if p == "bar" else 0 if p == "off" else int(p) for p in _SPLIT.findall(text)]
-    return (-points[0], -points[-1])
-
-
-_SPLIT = re.compile(r"bar|off|\d+")
 _TOKEN = re.compile(r"(?P<chain>[^()]+?)(?:\((?P<count>\d)\))?")
 _POINT = re.compile(r"(?P<name>bar|b|off|o|\d{1,2})(?P<star>\*?)")
 
 
-Segment = tuple[int, int, bool]  # from, to, marked as a hit
+Path = tuple[int, ...]  # the points one checker passes through, start first
 
 
-def _read_segments(text: str, where: str) -> list[Segment]:
+def _read_paths(text: str, where: str) -> tuple[list[Path], set[int]]:
+    """The checker paths a play's text describes, and the points marked with ``*``."""
     if not isinstance(text, str):
         raise InvalidNotationError(f"a play must be text, not {text!r} ({where})")
     body = text.strip().lower().replace(",", " ")
     if not body:
         raise InvalidNotationError(f"empty play {text!r} ({where})")
-    segments: list[Segment] = []
+    paths: list[Path] = []
+    starred: set[int] = set()
+    moves = 0
     for token in body.split():
         m = _TOKEN.fullmatch(token)
         if not m:
@@ -92,9 +90,7 @@ def _read_segments(text: str, where: str) -> list[Segment]:
         for name in names:
             pm = _POINT.fullmatch(name)
             if not pm:
-                raise InvalidNotationError(
-                    f"cannot read point {name!r} in play {text!r} ({where})"
-                )
+                raise InvalidNotationError(f"cannot read point {name!r} in play {text!r} ({where})")
             raw = pm.group("name")
             point = 25 if raw in ("bar", "b") else 0 if raw in ("off", "o") else int(raw)
             if not 0 <= point <= 25:
@@ -106,8 +102,7 @@ def _read_segments(text: str, where: str) -> list[Segment]:
             raise InvalidNotationError(
                 f"a hit mark on the starting point in {token!r} of play {text!r} ({where})"
             )
-        chain: list[Segment] = []
-        for (a, _), (b, star) in zip(points, points[1:], strict=False):
+        for (a, _), (b, star) in pairwise(points):
             if a == 0:
                 raise InvalidNotationError(
                     f"{token!r} in play {text!r} moves a checker that is already off ({where})"
@@ -125,66 +120,67 @@ def _read_segments(text: str, where: str) -> list[Segment]:
                 raise InvalidNotationError(
                     f"{token!r} in play {text!r} marks a hit when bearing off ({where})"
                 )
-            chain.append((a, b, star))
+            if star:
+                starred.add(b)
         count = int(m.group("count") or 1)
         if not 1 <= count <= 4:
             raise InvalidNotationError(f"bad repeat count in {token!r} of play {text!r} ({where})")
-        segments.extend(chain * count)
-    if len(segments) > 4:
+        paths.extend([tuple(p for p, _ in points)] * count)
+        moves += (len(points) - 1) * count
+    if moves > 4:
         raise InvalidNotationError(
-            f"play {text!r} has {len(segments)} moves; a roll gives at most 4 ({where})"
+            f"play {text!r} has {moves} moves; a roll gives at most 4 ({where})"
         )
-    return segments
+    return paths, starred
 
 
-def _reachable(board: tuple[int, ...], segments: list[Segment], dice: Dice) -> dict[tuple[int, ...], int]:
-    """Boards the segments can lead to with ``dice``, each with the number of dice used."""
-    pool = [dice[0]] * 4 if dice[0] == dice[1] else list(dice)
+def _reachable(board: tuple[int, ...], paths: list[Path], dice: Dice) -> dict[tuple[int, ...], int]:
+    """Boards reached by moving one checker along each path with ``dice``.
+
+    Each checker moves die by die and may not pass a point its path names; the
+    checkers' moves may interleave in any order (two checkers entering from
+    the bar before either moves on, say). Values are the number of dice used.
+    """
+    pool = (dice[0],) * 4 if dice[0] == dice[1] else tuple(dice)
     out: dict[tuple[int, ...], int] = {}
-    b = list(board)
+    seen: set[tuple[tuple[int, ...], tuple[tuple[int, int], ...], tuple[int, ...]]] = set()
 
-    def outside() -> int:
-        return sum(c for c in b[7:26] if c > 0)
-
-    def move_checker(s: int, t: int, left: list[int], rest: list[Segment], used: int) -> None:
-        if s == t:
-            walk(rest, left, used)
+    def search(b: list[int], state: tuple[tuple[int, int], ...], left: tuple[int, ...]) -> None:
+        key = (tuple(b), state, left)
+        if key in seen:
             return
-        for i, d in enumerate(left):
-            if d in left[:i]:
-                continue  # the same die value twice explores the same moves
-            if b[25] > 0 and s != 25:
-                return
-            if b[s] <= 0:
-                return
-            nt = _target(b, s, d, outside())
-            if nt < 0 or nt < t:
+        seen.add(key)
+        if all(step == len(path) for (_, step), path in zip(state, paths, strict=True)):
+            board_after = tuple(b)
+            out[board_after] = max(out.get(board_after, 0), len(pool) - len(left))
+            return
+        outside = sum(c for c in b[7:26] if c > 0)
+        for i, ((at, step), path) in enumerate(zip(state, paths, strict=True)):
+            if step == len(path):
                 continue
-            hit = nt > 0 and b[nt] == -1
-            b[s] -= 1
-            if hit:
-                b[nt] = 1
-                b[0] -= 1
-            elif nt > 0:
-                b[nt] += 1
-            move_checker(nt, t, left[:i] + left[i + 1 :], rest, used + 1)
-            if hit:
-                b[nt] = -1
-                b[0] += 1
-            elif nt > 0:
-                b[nt] -= 1
-            b[s] += 1
+            if b[25] > 0 and at != 25:
+                continue
+            if b[at] <= 0:
+                continue
+            for j, d in enumerate(left):
+                if d in left[:j]:
+                    continue
+                to = _target(b, at, d, outside)
+                if to < 0 or to < path[step]:
+                    continue
+                nb = list(b)
+                nb[at] -= 1
+                if to > 0:
+                    if nb[to] == -1:
+                        nb[to] = 1
+                        nb[0] -= 1
+                    else:
+                        nb[to] += 1
+                nstep = step + 1 if to == path[step] else step
+                nstate = (*state[:i], (to, nstep), *state[i + 1 :])
+                search(nb, nstate, left[:j] + left[j + 1 :])
 
-    def walk(rest: list[Segment], left: list[int], used: int) -> None:
-        if not rest:
-            key = tuple(b)
-            out[key] = max(out.get(key, 0), used)
-            return
-        s, t, _ = rest[0]
-        move_checker(s, t, left, rest[1:], used)
-
-    for order in set(permutations(segments)):
-        walk(list(order), pool, 0)
+    search(list(board), tuple((path[0], 1) for path in paths), pool)
     return out
 
 
@@ -192,16 +188,18 @@ def _hit_points(before: tuple[int, ...], after: tuple[int, ...]) -> set[int]:
     return {p for p in range(1, 25) if before[p] == -1 and after[p] >= 0}
 
 
-def _why_impossible(pos: Position, segments: list[Segment], dice: Dice) -> str:
+def _why_impossible(pos: Position, paths: list[Path], dice: Dice) -> str:
     b = pos.board
     outside = sum(c for c in b[7:26] if c > 0)
-    for s, t, _ in segments:
+    for path in paths:
+        s, t = path[0], path[-1]
         if b[25] > 0 and s != 25:
             return "a checker on the bar must enter first"
-        if s != 25 and b[s] <= 0 or s == 25 and b[25] <= 0:
+        if b[s] <= 0:
             return f"there is no checker of the side on roll on {point_name(s)}"
-        if t > 0 and b[t] < -1:
-            return f"point {t} is blocked (held by two or more of the opponent's checkers)"
+        for p in path[1:]:
+            if p > 0 and b[p] < -1:
+                return f"point {p} is blocked (held by two or more of the opponent's checkers)"
         if t == 0 and outside:
             return "bearing off needs all 15 checkers in the home board"
     moves = "4 moves" if dice[0] == dice[1] else "one move of each die"
@@ -211,14 +209,13 @@ def _why_impossible(pos: Position, segments: list[Segment], dice: Dice) -> str:
 def parse_play(pos: Position, text: str, dice: Sequence[int] | None) -> Play:
     """See :meth:`Position.parse_play`."""
     where = f"position {pos.position_id()}"
-    segments = _read_segments(text, where)
+    paths, starred = _read_paths(text, where)
     rolls: Sequence[Dice] = [check_dice(dice)] if dice is not None else ALL_ROLLS
     before = pos.board
-    starred = {t for _, t, star in segments if star}
     reached_any: dict[tuple[int, ...], int] = {}
     matches: list[Play] = []
     for roll in rolls:
-        reached = _reachable(before, segments, roll)
+        reached = _reachable(before, paths, roll)
         reached_any.update(reached)
         if not reached:
             continue
@@ -229,14 +226,16 @@ def parse_play(pos: Position, text: str, dice: Sequence[int] | None) -> Play:
         if dice is not None:
             roll = rolls[0]
             if not reached_any:
-                reason = _why_impossible(pos, segments, roll)
+                reason = _why_impossible(pos, paths, roll)
             else:
                 reason = _must_play_reason(pos, roll, max(reached_any.values()))
             raise IllegalPlayError(
                 f"illegal play {text!r} with {roll[0]}-{roll[1]} in {where}: {reason}"
             )
         reason = (
-            "no roll allows it" if not reached_any else "it leaves dice unplayed that must be played"
+            "no roll allows it"
+            if not reached_any
+            else "it leaves dice unplayed that must be played"
         )
         raise IllegalPlayError(f"illegal play {text!r} in {where}: {reason}")
     distinct = {p.result: p for p in matches}

@@ -94,9 +94,7 @@ class Position:
 
     # -- construction -----------------------------------------------------
     @classmethod
-    def from_points(
-        cls, on_roll: Mapping[int, int], opponent: Mapping[int, int]
-    ) -> Position:
+    def from_points(cls, on_roll: Mapping[int, int], opponent: Mapping[int, int]) -> Position:
         """Build a position from each side's checkers, each in its *own* point numbers.
 
         Keys are points 1-24 or ``BAR`` (25); checkers not listed are borne off.
@@ -112,13 +110,8 @@ class Position:
                         f"invalid point {point!r}: points are 1-24, or 25 for the bar"
                     )
                 if not isinstance(count, int) or count < 0:
-                    raise InvalidPositionError(
-                        f"invalid checker count {count!r} on point {point}"
-                    )
-                if side == 1:
-                    index = point
-                else:
-                    index = 0 if point == BAR else 25 - point
+                    raise InvalidPositionError(f"invalid checker count {count!r} on point {point}")
+                index = point if side == 1 else 0 if point == BAR else 25 - point
                 if count and board[index] and (board[index] > 0) != (side > 0):
                     raise InvalidPositionError(
                         f"both sides have checkers on point {point} (opponent's numbering)"
