@@ -1,0 +1,5 @@
+"""The ``nard`` command line."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,103 @@
+"""``nard``: the command-line entry point.
+
+Errors in the input print one line (``nard: error: ...``) and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from nard import __version__
+from nard.core import NardError, Position, parse_dice
+
+__all__ = ["main"]
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"nard: error: {message} (try 'nard --help')\n")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="nard", description="nard: an open backgammon system.")
+    parser.add_argument("--version", action="version", version=f"nard {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    moves = sub.add_parser("moves", help="list the legal plays of a roll in a position")
+    moves.add_argument("position_id", metavar="POSITION_ID", help="GNU Backgammon Position ID")
+    moves.add_argument("dice", metavar="DICE", help="the roll, e.g. 64 or 6-4")
+    moves.add_argument("--json", action="store_true", help="print JSON")
+
+    show = sub.add_parser("show", help="draw a position with its pip counts")
+    show.add_argument("position_id", metavar="POSITION_ID", help="GNU Backgammon Position ID")
+
+    play = sub.add_parser("play", help="play a game in the terminal against the computer")
+    play.add_argument("--seed", type=int, default=None, help="dice seed (default: random)")
+    play.add_argument(
+        "--computer-first",
+        action="store_true",
+        help="skip the opening roll and let the computer move first",
+    )
+    return parser
+
+
+def _cmd_moves(args: argparse.Namespace) -> int:
+    pos = Position.from_position_id(args.position_id)
+    dice = parse_dice(args.dice)
+    plays = pos.legal_plays(dice)
+    rows = [(pos.format_play(p), p.result.position_id()) for p in plays]
+    if args.json:
+        out = {
+            "position_id": pos.position_id(),
+            "dice": list(dice),
+            "plays": [{"play": text, "position_id": pid} for text, pid in rows],
+        }
+        print(json.dumps(out, indent=2))
+    elif not rows:
+        print(f"No legal play with {dice[0]}-{dice[1]}: the turn passes.")
+    else:
+        width = max(len(text) for text, _ in rows)
+        for i, (text, pid) in enumerate(rows, start=1):
+            print(f"{i:3}. {text:<{width}}  {pid}")
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    print(Position.from_position_id(args.position_id))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``nard`` command; returns the exit status."""
+    args = _build_parser().parse_args(argv)
+    try:
+        if args.command == "moves":
+            return _cmd_moves(args)
+        if args.command == "show":
+            return _cmd_show(args)
+        from nard.cli.play import run_terminal_game
+
+        return run_terminal_game(seed=args.seed, computer_first=args.computer_first)
+    except NardError as exc:
+        print(f"nard: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("\nnard: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+
+def entry_point() -> NoReturn:
+    """The console script: ``sys.exit(main())``."""
+    sys.exit(main())
