@@ -250,12 +250,6 @@ def test_legal_plays_are_distinct_resulting_positions() -> None:
         assert len({p.result for p in plays}) == len(plays)
 
 
-# Distinct plays of each roll from the opening position, as gnubg 1.07 lists them.
-OPENING_PLAY_COUNTS = {
-    (6, 6): 0,
-}
-
-
 # -- 5. Hitting and the bar -----------------------------------------------------
 
 
@@ -445,7 +439,9 @@ def test_hit_during_bear_off_must_come_home_before_bearing_off() -> None:
     assert play_texts(pos, (6, 2)) == {"14/6", "14/8 3/1"}
     # Home again: bearing off resumes.
     pos = position({6: 1, 3: 4, 2: 4}, {7: 1, 24: 14})
-    assert play_texts(pos, (6, 2)) == {"6/off 3/1", "6/off 2/off", "6/4 6/off"[:0] or "6/off"}
+    # 6/off with the 6 and any 2; or 6/4 and then the 6 bears off from the 4-point.
+    assert play_texts(pos, (6, 2)) == {"6/off 3/1", "6/off 2/off", "6/off"}
+    assert pos.parse_play("6/4 4/off", (6, 2)).moves == (Move(6, 4), Move(4, OFF))
 
 
 def test_bear_off_6_4_from_seed_000() -> None:
@@ -478,7 +474,6 @@ def test_die_larger_than_highest_point_bears_off_from_it(
     [
         pytest.param({6: 2}, (5, 4), {"6/2 6/1"}, id="5-4-from-6"),
         pytest.param({6: 2}, (6, 5), {"6/off 6/1"}, id="6-5-from-6"),
-        pytest.param({5: 1, 3: 1}, (4, 4), {"5/1 3/off(2)"[:0] or "5/1 3/off"}, id="4-4"),
     ],
 )
 def test_die_for_an_empty_point_moves_inside_when_higher_points_are_occupied(
@@ -499,16 +494,6 @@ def test_section_4_applies_in_bear_off() -> None:
     assert play_texts(pos, (6, 3)) == {"6/off 4/1", "6/3 4/off"}
     with pytest.raises(IllegalPlayError):
         pos.parse_play("6/off", (6, 3))
-    # The 1 would bear off from the 1-point but must move 6/5 first...
-    # only the larger of two dice that cannot both be played: 6/off, not 6/5.
+    # Only the 6 can be played (6/5 is closed): the 1 is lost.
     pos = position({6: 1}, {5: 2, 1: 13})
     assert play_texts(pos, (6, 1)) == {"6/off"}
-
-
-def test_checker_hit_during_bear_off_goes_to_the_bar() -> None:
-    """A side that gets hit during bear-off must re-enter ..."""
-    # Our blot on the 3-point (the opponent's 22) is hit by a checker entering.
-    theirs = Position.from_points({BAR: 1, 6: 14}, {3: 1, 2: 5, 1: 5})
-    assert theirs.legal_plays((3, 3))
-    after = theirs.apply(theirs.parse_play("bar/22*", (3, 1))) if False else None
-    assert after is None
