@@ -51,6 +51,8 @@ class TerminalGame:
         self.computer = computer or HeuristicPlayer()
         self.position = Position()
         self.human_on_roll = True
+        self.dice: Dice | None = None
+        """The roll the human must play now (``None`` between turns)."""
 
     def _roll(self) -> Dice:
         return (self.rng.randint(1, 6), self.rng.randint(1, 6))
@@ -80,6 +82,7 @@ class TerminalGame:
     def _human_turn(self, dice: Dice) -> Play | None:
         pos = self.position
         plays = pos.legal_plays(dice)
+        self.dice = dice
         self._draw(dice)
         if not plays:
             self.write(f"You cannot move with {dice[0]}-{dice[1]}: the turn passes.")
@@ -122,10 +125,8 @@ class TerminalGame:
             while True:
                 roll = dice or self._roll()
                 dice = None
-                if self.human_on_roll:
-                    play = self._human_turn(roll)
-                else:
-                    play = self._computer_turn(roll)
+                turn = self._human_turn if self.human_on_roll else self._computer_turn
+                play = turn(roll)
                 self.position = play.result if play else self.position.flip()
                 self.human_on_roll = not self.human_on_roll
                 outcome = self.position.outcome()

@@ -141,9 +141,10 @@ class XgidRecord:
         >>> XgidRecord.from_xgid("XGID=-b----E-C---eE---c-e----B-:0:0:1:D:0:0:0:5:10").match.turn
         0
         >>> XgidRecord.from_xgid("-b----E-C---eE---c-e----B-:0:0:1:B:0:0:0:0:10")
+        ... # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        nard.core.errors.InvalidXgidError: invalid XGID '-b----E-C---eE---c-e----B-:0:0:1:B:0:0:0:0:10': dice 'B' (beavered): beavered and raccooned cubes are not supported
+        nard.core.errors.InvalidXgidError: invalid XGID '...': dice 'B' (beavered): ...
         """
         if not isinstance(xgid, str):
             raise InvalidXgidError(f"XGID must be a string, not {xgid!r}")
@@ -168,7 +169,7 @@ class XgidRecord:
         board = _read_board(parts[0], fail)
 
         log_cube = numbers["cube value"]
-        if not 0 <= log_cube or 1 << log_cube > MAX_CUBE:
+        if log_cube < 0 or 1 << log_cube > MAX_CUBE:
             raise fail(f"cube value field {log_cube} is not 0-{MAX_CUBE.bit_length() - 1}")
         owner = _OWNER_FROM_XG.get(numbers["cube owner"])
         if owner is None:
@@ -224,9 +225,7 @@ class XgidRecord:
         except InvalidMatchStateError as exc:
             raise fail(str(exc)) from None
         position = Position(board) if on_roll == BOTTOM else Position(board).flip()
-        return cls(
-            position, match, beavers=bool(not length and rules & 2), max_cube=1 << log_max
-        )
+        return cls(position, match, beavers=bool(not length and rules & 2), max_cube=1 << log_max)
 
     def to_xgid(self) -> str:
         """The XGID of this record, with the ``XGID=`` prefix."""

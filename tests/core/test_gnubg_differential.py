@@ -14,7 +14,6 @@ from collections.abc import Sequence
 
 import pytest
 
-from nard import Position
 from tests.gnubg_oracle import gnubg_plays, requires_gnubg
 from tests.samples import CATEGORIES, Sample, varied_samples
 

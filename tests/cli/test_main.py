@@ -1,0 +1,67 @@
+"""The `nard` command: output, JSON, and one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from nard import Position
+from nard.cli.main import main
+
+
+def test_moves_lists_every_play_with_its_position_id(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["moves", "4HPwATDgc/ABMA", "31"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 16
+    assert any("8/5 6/5" in line and line.endswith("sGfwATDgc/ABMA") for line in lines)
+
+
+def test_moves_json_matches_the_library(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["moves", "4HPwATDgc/ABMA", "6-6", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    pos = Position()
+    expected = [
+        {"play": pos.format_play(p), "position_id": p.result.position_id()}
+        for p in pos.legal_plays((6, 6))
+    ]
+    assert data == {"position_id": "4HPwATDgc/ABMA", "dice": [6, 6], "plays": expected}
+
+
+def test_moves_when_nothing_can_be_played(capsys: pytest.CaptureFixture[str]) -> None:
+    closed = Position.from_points({25: 1, 6: 14}, {p: 2 for p in range(1, 7)})
+    assert main(["moves", closed.position_id(), "64"]) == 0
+    assert "No legal play with 6-4" in capsys.readouterr().out
+
+
+def test_show_draws_board_and_pips(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "4HPwATDgc/ABMA"]) == 0
+    out = capsys.readouterr().out
+    assert "pips 167" in out and "Position ID: 4HPwATDgc/ABMA" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["moves", "4HPwATDgc/ABM", "31"], "invalid Position ID '4HPwATDgc/ABM'"),
+        (["moves", "4HPwATDgc/AB!A", "31"], "invalid Position ID '4HPwATDgc/AB!A'"),
+        (["moves", "4HPwATDgc/ABMA", "71"], "invalid dice '71'"),
+        (["moves", "4HPwATDgc/ABMA", "3"], "invalid dice '3'"),
+        (["show", "//////////////"], "invalid Position ID '//////////////'"),
+        (["moves"], "required"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_and_status_2(argv: list[str], fragment: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nard.cli.main", *argv], capture_output=True, text=True
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1, proc.stderr
+    assert err[0].startswith("nard: error: ")
+    assert fragment in err[0]
+    assert "Traceback" not in proc.stderr
