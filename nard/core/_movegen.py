@@ -6,8 +6,11 @@ index 25 its bar (>= 0) and index 0 the opponent's bar (<= 0). Borne-off
 checkers are implicit (15 minus those on the board).
 
 Plays are collected in a dict keyed by an integer that identifies the
-resulting board exactly (balanced base-32 digits, one per index), so two move
-orders reaching one position are one play and no board is copied twice.
+resulting board exactly (balanced base-32 digits, one per index), updated
+incrementally per move, so two move orders reaching one position are one play
+and no board is copied twice. Next to the board, the generator keeps it as the
+opponent sees it (``f[25 - i] == -b[i]``), so each result is copied out already
+seen from the side that will be on roll next.
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ RawMove = tuple[int, int, bool]
 """One checker moved by one die: (from point, to point, hit); 25 = bar, 0 = off."""
 
 RawPlay = tuple[tuple[int, ...], tuple[RawMove, ...]]
-"""A resulting board (still seen from the side that moved) and one way to reach it."""
+"""A resulting board seen from the opponent (next on roll), and one way to reach it."""
 
 # Signed counts lie in -15..15, so base 32 gives every board a unique key.
 _W = tuple(32**i for i in range(26))
 _W0 = _W[0]
+_HIT = tuple(2 * w - _W0 for w in _W)  # key change of landing on a blot at i, besides -_W[s]
 
 
 def _key(b: list[int]) -> int:
@@ -65,84 +69,104 @@ def generate(board: tuple[int, ...], d1: int, d2: int) -> list[RawPlay]:
 
 
 def _non_doubles(b: list[int], hi: int, lo: int, outside0: int) -> list[RawPlay]:
+    f = [-c for c in reversed(b)]
     both: dict[int, RawPlay] = {}
-    single: list[dict[int, RawPlay]] = [{}, {}]
+    single: tuple[dict[int, RawPlay], dict[int, RawPlay]] = ({}, {})
     k0 = _key(b)
     on_bar = b[25] > 0
+    points = [p for p in range(24, 0, -1) if b[p] > 0]
+    first_sources = [25] if on_bar else points
     for order, (a, c) in enumerate(((hi, lo), (lo, hi))):
         # Played the other way round, two different checkers reach the same board
         # as in the first order, unless the bar or bearing off makes the order
         # matter; then only one checker moving on (a chain) can add something new.
         chains_only = order == 1 and bool(both) and not on_bar and outside0 >= 2
-        sources1 = (25,) if on_bar else range(24, 0, -1)
-        for s1 in sources1:
-            if b[s1] <= 0:
-                continue
-            t1 = _target(b, s1, a, outside0)
-            if t1 < 0:
-                continue
-            # play s1/t1
-            b[s1] -= 1
-            k1 = k0 - _W[s1]
+        found_any = bool(both)
+        for s1 in first_sources:
+            t1 = s1 - a
             hit1 = False
             if t1 > 0:
-                if b[t1] == -1:
+                x = b[t1]
+                if x < -1:
+                    continue
+                b[s1] -= 1
+                f[25 - s1] += 1
+                if x == -1:
+                    hit1 = True
                     b[t1] = 1
                     b[0] -= 1
-                    k1 += 2 * _W[t1] - _W0
-                    hit1 = True
+                    f[25 - t1] = -1
+                    f[25] += 1
+                    k1 = k0 - _W[s1] + _HIT[t1]
                 else:
-                    b[t1] += 1
-                    k1 += _W[t1]
-            outside1 = outside0 - 1 if (s1 > 6 and t1 <= 6) else outside0
-            found = False
-            if chains_only:
-                sources2: tuple[int, ...] | range = (t1,) if t1 > 0 else ()
-            elif b[25] > 0:
-                sources2 = (25,)
+                    b[t1] = x + 1
+                    f[25 - t1] -= 1
+                    k1 = k0 - _W[s1] + _W[t1]
             else:
-                sources2 = range(24, 0, -1)
-            for s2 in sources2:
+                if outside0 or (t1 < 0 and any(b[p] > 0 for p in range(s1 + 1, 7))):
+                    continue
+                t1 = 0
+                b[s1] -= 1
+                f[25 - s1] += 1
+                k1 = k0 - _W[s1]
+            outside1 = outside0 - 1 if (s1 > 6 and t1 <= 6) else outside0
+            if chains_only:
+                sources: list[int] = [t1] if t1 > 0 else []
+            elif b[25] > 0:
+                sources = [25]
+            elif t1 > 0 and b[t1] == 1:
+                sources = [*points, t1]  # the first move landed on a new point
+            else:
+                sources = points
+            found = False
+            for s2 in sources:
                 if b[s2] <= 0:
                     continue
-                t2 = _target(b, s2, c, outside1)
-                if t2 < 0:
-                    continue
-                found = True
-                k2 = k1 - _W[s2]
-                hit2 = False
+                t2 = s2 - c
                 if t2 > 0:
-                    if b[t2] == -1:
-                        k2 += 2 * _W[t2] - _W0
-                        hit2 = True
+                    x = b[t2]
+                    if x < -1:
+                        continue
+                    k2 = k1 - _W[s2] + (_HIT[t2] if x == -1 else _W[t2])
+                else:
+                    if outside1 or (t2 < 0 and any(b[p] > 0 for p in range(s2 + 1, 7))):
+                        continue
+                    t2 = 0
+                    x = 0
+                    k2 = k1 - _W[s2]
+                found = True
+                if k2 in both:
+                    continue
+                f[25 - s2] += 1
+                if t2 > 0:
+                    if x == -1:
+                        f[25 - t2] = -1
+                        f[25] += 1
+                        both[k2] = (tuple(f), ((s1, t1, hit1), (s2, t2, True)))
+                        f[25] -= 1
+                        f[25 - t2] = 1
                     else:
-                        k2 += _W[t2]
-                if k2 not in both:
-                    b[s2] -= 1
-                    if t2 > 0:
-                        if hit2:
-                            b[t2] = 1
-                            b[0] -= 1
-                        else:
-                            b[t2] += 1
-                    both[k2] = (tuple(b), ((s1, t1, hit1), (s2, t2, hit2)))
-                    if t2 > 0:
-                        if hit2:
-                            b[t2] = -1
-                            b[0] += 1
-                        else:
-                            b[t2] -= 1
-                    b[s2] += 1
-            if not found and not both and not chains_only and k1 not in single[order]:
-                single[order][k1] = (tuple(b), ((s1, t1, hit1),))
+                        f[25 - t2] -= 1
+                        both[k2] = (tuple(f), ((s1, t1, hit1), (s2, t2, False)))
+                        f[25 - t2] += 1
+                else:
+                    both[k2] = (tuple(f), ((s1, t1, hit1), (s2, 0, False)))
+                f[25 - s2] -= 1
+            if not found and not found_any and k1 not in single[order]:
+                single[order][k1] = (tuple(f), ((s1, t1, hit1),))
+            found_any = found_any or found
             # undo s1/t1
             if t1 > 0:
                 if hit1:
                     b[t1] = -1
                     b[0] += 1
+                    f[25 - t1] = 1
+                    f[25] -= 1
                 else:
                     b[t1] -= 1
+                    f[25 - t1] += 1
             b[s1] += 1
+            f[25 - s1] -= 1
     if both:
         return list(both.values())
     # Only one die can be played: the larger one if it can be.
@@ -150,53 +174,80 @@ def _non_doubles(b: list[int], hi: int, lo: int, outside0: int) -> list[RawPlay]
 
 
 def _doubles(b: list[int], d: int, outside0: int) -> list[RawPlay]:
+    f = [-c for c in reversed(b)]
     results: dict[int, RawPlay] = {}
     best = 0
     moves: list[RawMove] = []
+    # Every point a checker could start a move from during this turn, highest
+    # first: those occupied now and those reachable by up to three moves of d.
+    reach = {25} if b[25] > 0 else set()
+    for p in range(1, 25):
+        if b[p] > 0:
+            reach.update(q for q in (p, p - d, p - 2 * d, p - 3 * d) if q > 0)
+    if b[25] > 0:
+        reach.update(q for q in (25 - d, 25 - 2 * d, 25 - 3 * d) if q > 0)
+    sources = sorted(reach, reverse=True)
+    n = len(sources)
 
     # Checkers are moved in order of non-increasing starting point: every legal
     # sequence of equal dice can be reordered that way, so each combination of
     # moves is explored once instead of once per permutation.
-    def extend(depth: int, top: int, outside: int, k: int) -> None:
+    def extend(depth: int, first: int, outside: int, k: int) -> None:
         nonlocal best, results
         extended = False
         if depth < 4:
-            sources = (25,) if b[25] > 0 else range(min(top, 24), 0, -1)
-            for s in sources:
+            for i in range(first, n):
+                s = sources[i]
                 if b[s] <= 0:
                     continue
-                t = _target(b, s, d, outside)
-                if t < 0:
-                    continue
-                extended = True
-                b[s] -= 1
-                nk = k - _W[s]
-                hit = False
+                if b[25] > 0 and s != 25:
+                    break
+                t = s - d
                 if t > 0:
-                    if b[t] == -1:
+                    x = b[t]
+                    if x < -1:
+                        continue
+                    extended = True
+                    b[s] -= 1
+                    f[25 - s] += 1
+                    if x == -1:
                         b[t] = 1
                         b[0] -= 1
-                        nk += 2 * _W[t] - _W0
-                        hit = True
-                    else:
-                        b[t] += 1
-                        nk += _W[t]
-                moves.append((s, t, hit))
-                extend(depth + 1, s, outside - 1 if (s > 6 and t <= 6) else outside, nk)
-                moves.pop()
-                if t > 0:
-                    if hit:
-                        b[t] = -1
+                        f[25 - t] = -1
+                        f[25] += 1
+                        moves.append((s, t, True))
+                        extend(depth + 1, i, outside - (s > 6 >= t), k - _W[s] + _HIT[t])
+                        f[25] -= 1
+                        f[25 - t] = 1
                         b[0] += 1
+                        b[t] = -1
                     else:
-                        b[t] -= 1
-                b[s] += 1
+                        b[t] = x + 1
+                        f[25 - t] -= 1
+                        moves.append((s, t, False))
+                        extend(depth + 1, i, outside - (s > 6 >= t), k - _W[s] + _W[t])
+                        f[25 - t] += 1
+                        b[t] = x
+                    moves.pop()
+                    b[s] += 1
+                    f[25 - s] -= 1
+                else:
+                    if outside or (t < 0 and any(b[p] > 0 for p in range(s + 1, 7))):
+                        continue
+                    extended = True
+                    b[s] -= 1
+                    f[25 - s] += 1
+                    moves.append((s, 0, False))
+                    extend(depth + 1, i, outside, k - _W[s])
+                    moves.pop()
+                    b[s] += 1
+                    f[25 - s] -= 1
         if not extended and depth >= best and depth > 0:
             if depth > best:
                 best = depth
                 results = {}
             if k not in results:
-                results[k] = (tuple(b), tuple(moves))
+                results[k] = (tuple(f), tuple(moves))
 
-    extend(0, 25, outside0, _key(b))
+    extend(0, 0, outside0, _key(b))
     return list(results.values())

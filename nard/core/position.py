@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from nard.core import _movegen
@@ -33,18 +32,58 @@ class Move(NamedTuple):
     hit: bool = False
 
 
-@dataclass(frozen=True, slots=True)
 class Play:
     """A legal play: the position it leads to, reached by ``moves`` with ``dice``.
 
     Two plays are equal when they lead to the same position with the same dice,
     however their moves were written. ``result`` is seen from the opponent, who
-    is on roll after the play.
+    is on roll after the play. Immutable.
     """
+
+    __slots__ = ("_raw_moves", "dice", "result")
 
     result: Position
     dice: Dice
-    moves: tuple[Move, ...] = field(compare=False)
+    _raw_moves: tuple[tuple[int, int, bool], ...]
+
+    def __init__(self, result: Position, dice: Dice, moves: Iterable[tuple[int, int, bool]]) -> None:
+        _set_result(self, result)
+        _set_dice(self, dice)
+        _set_raw_moves(self, tuple(tuple(m) for m in moves))
+
+    @property
+    def moves(self) -> tuple[Move, ...]:
+        """The single-die moves, in an order in which they can be played."""
+        return tuple([Move(*m) for m in self._raw_moves])
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Play is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Play):
+            return NotImplemented
+        return self.result == other.result and self.dice == other.dice
+
+    def __hash__(self) -> int:
+        return hash((self.result, self.dice))
+
+    def __repr__(self) -> str:
+        return f"Play(result={self.result!r}, dice={self.dice!r}, moves={self.moves!r})"
+
+
+_set_result = Play.result.__set__  # type: ignore[attr-defined]
+_set_dice = Play.dice.__set__  # type: ignore[attr-defined]
+_set_raw_moves = Play._raw_moves.__set__  # type: ignore[attr-defined]
+
+
+def _new_play(
+    result: Position, dice: Dice, raw_moves: tuple[tuple[int, int, bool], ...]
+) -> Play:
+    play = object.__new__(Play)
+    _set_result(play, result)
+    _set_dice(play, dice)
+    _set_raw_moves(play, raw_moves)
+    return play
 
 
 def _flip(board: Sequence[int]) -> tuple[int, ...]:
@@ -67,10 +106,9 @@ class Position:
     ['24/21 24/23', '24/21 6/5']
     """
 
-    __slots__ = ("_board", "_hash")
+    __slots__ = ("_board",)
 
     _board: tuple[int, ...]
-    _hash: int
 
     def __init__(self, board: Iterable[int] | None = None) -> None:
         if board is None:
@@ -78,15 +116,13 @@ class Position:
         else:
             b = tuple(board)
             _validate(b)
-        object.__setattr__(self, "_board", b)
-        object.__setattr__(self, "_hash", hash(b))
+        _set_board(self, b)
 
     @classmethod
     def _trusted(cls, board: tuple[int, ...]) -> Position:
         """Wrap a board already known to be valid (no checks: internal use)."""
         pos = object.__new__(cls)
-        object.__setattr__(pos, "_board", board)
-        object.__setattr__(pos, "_hash", hash(board))
+        _set_board(pos, board)
         return pos
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -205,11 +241,13 @@ class Position:
         Empty when nothing can be played (the turn passes).
         """
         d = check_dice(dice)
-        trusted = Position._trusted
-        return [
-            Play(trusted(_flip(board)), d, tuple([Move(*m) for m in moves]))
-            for board, moves in _movegen.generate(self._board, d[0], d[1])
-        ]
+        new = object.__new__
+        plays = []
+        for board, moves in _movegen.generate(self._board, d[0], d[1]):
+            result = new(Position)
+            _set_board(result, board)
+            plays.append(_new_play(result, d, moves))
+        return plays
 
     def apply(self, play: Play) -> Position:
         """The position after ``play``, seen from the opponent (now on roll).
@@ -255,7 +293,7 @@ class Position:
         return self._board == other._board
 
     def __hash__(self) -> int:
-        return self._hash
+        return hash(self._board)
 
     def __repr__(self) -> str:
         return f"Position.from_position_id({self.position_id()!r})"
@@ -265,6 +303,8 @@ class Position:
 
         return draw(self)
 
+
+_set_board = Position._board.__set__  # type: ignore[attr-defined]
 
 STARTING = Position()
 """The opening position."""

@@ -179,7 +179,7 @@ class MatchState:
             raise InvalidMatchStateError(
                 f"match length {length!r} is not 0 (money) to {MAX_MATCH_LENGTH}"
             )
-        _set(self, "score", _check_score(self.score, length))
+        _set(self, "score", _check_score(self.score, length, self.game_state))
         if self.crawford:
             if not length:
                 raise InvalidMatchStateError("money play has no Crawford game")
@@ -196,8 +196,10 @@ class MatchState:
 
         Accepts what gnubg 1.07 accepts except where gnubg quietly repairs a
         corrupt ID (cube owner 2, one die zero, the Crawford flag at a score
-        with nobody 1 away, set reserved bits). The dice come back higher die
-        first whatever order the ID has.
+        with nobody 1 away, set reserved bits) and except game states 5-7,
+        which gnubg takes. Unlike gnubg it also reads the IDs gnubg writes
+        after a match-winning game that scored more points than were needed.
+        The dice come back higher die first whatever order the ID has.
 
         >>> MatchState.from_match_id("cAkgAQAAAAAE").dice_owner
         1
@@ -342,7 +344,7 @@ def _check_dice(dice: object) -> tuple[int, int]:
     return (high, low)
 
 
-def _check_score(score: object, length: int) -> tuple[int, int]:
+def _check_score(score: object, length: int, state: GameState) -> tuple[int, int]:
     if not isinstance(score, tuple | list) or len(score) != 2:
         raise InvalidMatchStateError(f"score {score!r} must be a pair (player 0, player 1)")
     for player, points in enumerate(score):
@@ -350,8 +352,17 @@ def _check_score(score: object, length: int) -> tuple[int, int]:
             raise InvalidMatchStateError(
                 f"player {player}'s score {points!r} is not a whole number from 0 to {MAX_SCORE}"
             )
-        if length and points > length:
+    if length:
+        # The game that wins a match may score more than the points needed: gnubg
+        # writes such scores once that game is over (though it refuses to read them).
+        over = state in (GameState.OVER, GameState.RESIGNED, GameState.DROPPED)
+        for player, points in enumerate(score):
+            if points > length and not over:
+                raise InvalidMatchStateError(
+                    f"player {player}'s score {points} is above the match length {length}"
+                )
+        if min(score) >= length:
             raise InvalidMatchStateError(
-                f"player {player}'s score {points} is above the match length {length}"
+                f"both players have reached the match length {length} (score {score!r})"
             )
     return (score[0], score[1])
