@@ -328,7 +328,8 @@ def check_peer(
     check = Check(peer)
     for case in cases:
         board = case.position.board
-        nard_moves = {r: m for r, m in _movegen.generate(board, *case.dice)}
+        # Through the public API: play.result is seen from the opponent, peers' from the mover.
+        nard_moves = {p.result.flip().board for p in case.position.legal_plays(case.dice)}
         peer_boards, sequences, crashed = plays(case)
         peer_set = set(peer_boards)
         check.checked += 1
@@ -337,7 +338,7 @@ def check_peer(
             check.duplicates += 1  # a peer that promises distinct boards repeated one
         if len(peer_set) == len(nard_moves):
             check.count_agree += 1
-        if peer_set == set(nard_moves):
+        if peer_set == nard_moves:
             check.set_agree += 1
             continue
         check.disagreements.append(
@@ -348,8 +349,8 @@ def check_peer(
                 len(nard_moves),
                 len(peer_set),
                 sequences,
-                sorted(describe(board, r) for r in set(nard_moves) - peer_set),
-                sorted(describe(board, r) for r in peer_set - set(nard_moves)),
+                sorted(describe(board, r) for r in nard_moves - peer_set),
+                sorted(describe(board, r) for r in peer_set - nard_moves),
             )
         )
     return check
@@ -415,7 +416,7 @@ def build_report(
         met = ratios["bgsage"]["legal_plays"] <= TARGET_BGSAGE_RATIO and all(
             nard_us < us[p.name] for p in pure
         )
-    plays = [len(_movegen.generate(c.position.board, *c.dice)) for c in cases]
+    plays = [len(c.position.legal_plays(c.dice)) for c in cases]
     return {
         "benchmark": "movegen",
         "positions": n,

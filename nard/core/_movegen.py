@@ -192,62 +192,134 @@ def _doubles(b: list[int], d: int, outside0: int) -> list[RawPlay]:
     # Checkers are moved in order of non-increasing starting point: every legal
     # sequence of equal dice can be reordered that way, so each combination of
     # moves is explored once instead of once per permutation.
+    def last_move(first: int, outside: int, k: int) -> bool:
+        """The fourth move: scored without touching ``b``; True if any was legal."""
+        extended = False
+        on_bar = b[25] > 0
+        for i in range(first, n):
+            s = sources[i]
+            if b[s] <= 0:
+                continue
+            if on_bar and s != 25:
+                break
+            t = s - d
+            if t > 0:
+                x = b[t]
+                if x < -1:
+                    continue
+                nk = k - _W[s] + (_HIT[t] if x == -1 else _W[t])
+            else:
+                if outside or (t < 0 and any(b[p] > 0 for p in range(s + 1, 7))):
+                    continue
+                t = x = 0
+                nk = k - _W[s]
+            extended = True
+            if nk in results:
+                continue
+            f[25 - s] += 1
+            if t > 0:
+                if x == -1:
+                    f[25 - t] = -1
+                    f[25] += 1
+                    results[nk] = (tuple(f), (*moves, (s, t, True)))
+                    f[25] -= 1
+                    f[25 - t] = 1
+                else:
+                    f[25 - t] -= 1
+                    results[nk] = (tuple(f), (*moves, (s, t, False)))
+                    f[25 - t] += 1
+            else:
+                results[nk] = (tuple(f), (*moves, (s, 0, False)))
+            f[25 - s] -= 1
+        return extended
+
     def extend(depth: int, first: int, outside: int, k: int) -> None:
         nonlocal best, results
-        extended = False
-        if depth < 4:
-            for i in range(first, n):
-                s = sources[i]
-                if b[s] <= 0:
-                    continue
-                if b[25] > 0 and s != 25:
-                    break
-                t = s - d
-                if t > 0:
-                    x = b[t]
-                    if x < -1:
-                        continue
-                    extended = True
-                    b[s] -= 1
-                    f[25 - s] += 1
-                    if x == -1:
-                        b[t] = 1
-                        b[0] -= 1
-                        f[25 - t] = -1
-                        f[25] += 1
-                        moves.append((s, t, True))
-                        extend(depth + 1, i, outside - (s > 6 >= t), k - _W[s] + _HIT[t])
-                        f[25] -= 1
-                        f[25 - t] = 1
-                        b[0] += 1
-                        b[t] = -1
-                    else:
-                        b[t] = x + 1
-                        f[25 - t] -= 1
-                        moves.append((s, t, False))
-                        extend(depth + 1, i, outside - (s > 6 >= t), k - _W[s] + _W[t])
-                        f[25 - t] += 1
-                        b[t] = x
-                    moves.pop()
-                    b[s] += 1
-                    f[25 - s] -= 1
-                else:
-                    if outside or (t < 0 and any(b[p] > 0 for p in range(s + 1, 7))):
-                        continue
-                    extended = True
-                    b[s] -= 1
-                    f[25 - s] += 1
-                    moves.append((s, 0, False))
-                    extend(depth + 1, i, outside, k - _W[s])
-                    moves.pop()
-                    b[s] += 1
-                    f[25 - s] -= 1
-        if not extended and depth >= best and depth > 0:
-            if depth > best:
-                best = depth
+        if depth == 3:
+            if best < 4 and not any_fourth(first, outside):
+                record(3, k)
+                return
+            if best < 4:
+                best = 4
                 results = {}
-            if k not in results:
-                results[k] = (tuple(f), tuple(moves))
+            last_move(first, outside, k)
+            return
+        extended = False
+        for i in range(first, n):
+            s = sources[i]
+            if b[s] <= 0:
+                continue
+            if b[25] > 0 and s != 25:
+                break
+            t = s - d
+            if t > 0:
+                x = b[t]
+                if x < -1:
+                    continue
+                extended = True
+                b[s] -= 1
+                f[25 - s] += 1
+                if x == -1:
+                    b[t] = 1
+                    b[0] -= 1
+                    f[25 - t] = -1
+                    f[25] += 1
+                    moves.append((s, t, True))
+                    extend(depth + 1, i, outside - (s > 6 >= t), k - _W[s] + _HIT[t])
+                    f[25] -= 1
+                    f[25 - t] = 1
+                    b[0] += 1
+                    b[t] = -1
+                else:
+                    b[t] = x + 1
+                    f[25 - t] -= 1
+                    moves.append((s, t, False))
+                    extend(depth + 1, i, outside - (s > 6 >= t), k - _W[s] + _W[t])
+                    f[25 - t] += 1
+                    b[t] = x
+                moves.pop()
+                b[s] += 1
+                f[25 - s] -= 1
+            else:
+                if outside or (t < 0 and any(b[p] > 0 for p in range(s + 1, 7))):
+                    continue
+                extended = True
+                b[s] -= 1
+                f[25 - s] += 1
+                moves.append((s, 0, False))
+                extend(depth + 1, i, outside, k - _W[s])
+                moves.pop()
+                b[s] += 1
+                f[25 - s] -= 1
+        if not extended and depth > 0:
+            record(depth, k)
+
+    def any_fourth(first: int, outside: int) -> bool:
+        on_bar = b[25] > 0
+        for i in range(first, n):
+            s = sources[i]
+            if b[s] <= 0:
+                continue
+            if on_bar and s != 25:
+                return False
+            t = s - d
+            if t > 0:
+                if b[t] >= -1:
+                    return True
+            elif not outside and (t == 0 or not any(b[p] > 0 for p in range(s + 1, 7))):
+                return True
+        return False
+
+    def record(depth: int, k: int) -> None:
+        """A play that cannot go on, after ``depth`` moves."""
+        nonlocal best, results
+        if depth < best:
+            return
+        if depth > best:
+            best = depth
+            results = {}
+        if k not in results:
+            results[k] = (tuple(f), tuple(moves))
 
     extend(0, 0, outside0, _key(b))
     return list(results.values())
