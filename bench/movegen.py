@@ -89,9 +89,11 @@ def sample_cases(n: int, seed: int) -> list[Case]:
         ply = 0
         while not pos.is_game_over():
             dice = (rng.randint(1, 6), rng.randint(1, 6))
-            pools[category_of(pos, ply)].append(Case(category_of(pos, ply), pos, dice))
-            plays = pos.legal_plays(dice)
-            pos = rng.choice(plays).result if plays else pos.flip()
+            category = category_of(pos, ply)
+            pools[category].append(Case(category, pos, dice))
+            # Sorted, so the set does not change when nard changes the order of its plays.
+            results = sorted(p.result.board for p in pos.legal_plays(dice))
+            pos = Position(rng.choice(results)) if results else pos.flip()
             ply += 1
     cases = [c for k in MIX for c in rng.sample(pools[k], quota[k])]
     rng.shuffle(cases)
