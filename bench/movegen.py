@@ -499,6 +499,13 @@ def print_report(r: dict[str, Any], show: int) -> None:
     )
     met = r["target"]["met"]
     verdict = "unknown (bgsage not installed)" if met is None else ("MET" if met else "NOT MET")
+    misses = [
+        f"nard/{peer} = {q['legal_plays']:.2f}x"
+        for peer, q in r["ratios"].items()
+        if q["legal_plays"] > (TARGET_BGSAGE_RATIO if peer == "bgsage" else 1.0)
+    ]
+    if met is False and misses:
+        verdict += f" ({', '.join(misses)})"
     print()
     print(f"target: {r['target']['text']}: {verdict}")
     for c in r["checks"]:

@@ -73,8 +73,8 @@ for pid, d1, d2 in queries:
     gnubg.command('set dice %%d %%d' %% (d1, d2))
     hint = gnubg.hint(100000)
     moves = [[m['move'], [list(p) for p in gnubg.parsemove(m['move'])]] for m in hint['hint']]
-    print('NARD:' + json.dumps([pid, d1, d2, moves]))
-print('NARD:done')
+    print('\\nNARD:' + json.dumps([pid, d1, d2, moves]))
+print('\\nNARD:done')
 """
 
 

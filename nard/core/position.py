@@ -35,9 +35,9 @@ class Move(NamedTuple):
 class Play:
     """A legal play: the position it leads to, reached by ``moves`` with ``dice``.
 
-    Two plays are equal when they lead to the same position with the same dice,
+    Two plays are equal when they lead to the same position with the same roll,
     however their moves were written. ``result`` is seen from the opponent, who
-    is on roll after the play. Immutable.
+    is on roll after the play; ``dice`` has the larger die first. Immutable.
     """
 
     __slots__ = ("_raw_moves", "dice", "result")
@@ -46,9 +46,11 @@ class Play:
     dice: Dice
     _raw_moves: tuple[tuple[int, int, bool], ...]
 
-    def __init__(self, result: Position, dice: Dice, moves: Iterable[tuple[int, int, bool]]) -> None:
+    def __init__(
+        self, result: Position, dice: Dice, moves: Iterable[tuple[int, int, bool]]
+    ) -> None:
         _set_result(self, result)
-        _set_dice(self, dice)
+        _set_dice(self, (max(dice), min(dice)))
         _set_raw_moves(self, tuple(tuple(m) for m in moves))
 
     @property
@@ -71,14 +73,13 @@ class Play:
         return f"Play(result={self.result!r}, dice={self.dice!r}, moves={self.moves!r})"
 
 
-_set_result = Play.result.__set__  # type: ignore[attr-defined]
-_set_dice = Play.dice.__set__  # type: ignore[attr-defined]
-_set_raw_moves = Play._raw_moves.__set__  # type: ignore[attr-defined]
+# Slot descriptors: set attributes of immutable objects without __setattr__.
+_set_result = Play.__dict__["result"].__set__
+_set_dice = Play.__dict__["dice"].__set__
+_set_raw_moves = Play.__dict__["_raw_moves"].__set__
 
 
-def _new_play(
-    result: Position, dice: Dice, raw_moves: tuple[tuple[int, int, bool], ...]
-) -> Play:
+def _new_play(result: Position, dice: Dice, raw_moves: tuple[tuple[int, int, bool], ...]) -> Play:
     play = object.__new__(Play)
     _set_result(play, result)
     _set_dice(play, dice)
@@ -102,8 +103,8 @@ class Position:
     '4HPwATDgc/ABMA'
     >>> pos.pip_counts()
     (167, 167)
-    >>> [pos.format_play(p) for p in pos.legal_plays((3, 1))][:2]
-    ['24/21 24/23', '24/21 6/5']
+    >>> sorted(pos.format_play(p) for p in pos.legal_plays((3, 1)))[:3]
+    ['13/10 6/5', '13/10 8/7', '13/9']
     """
 
     __slots__ = ("_board",)
@@ -141,11 +142,11 @@ class Position:
         board = [0] * 26
         for side, checkers in ((1, on_roll), (-1, opponent)):
             for point, count in checkers.items():
-                if not isinstance(point, int) or not 1 <= point <= 25:
+                if isinstance(point, bool) or not isinstance(point, int) or not 1 <= point <= 25:
                     raise InvalidPositionError(
                         f"invalid point {point!r}: points are 1-24, or 25 for the bar"
                     )
-                if not isinstance(count, int) or count < 0:
+                if isinstance(count, bool) or not isinstance(count, int) or count < 0:
                     raise InvalidPositionError(f"invalid checker count {count!r} on point {point}")
                 index = point if side == 1 else 0 if point == BAR else 25 - point
                 if count and board[index] and (board[index] > 0) != (side > 0):
@@ -240,10 +241,11 @@ class Position:
 
         Empty when nothing can be played (the turn passes).
         """
-        d = check_dice(dice)
+        d1, d2 = check_dice(dice)
+        d = (d1, d2) if d1 >= d2 else (d2, d1)
         new = object.__new__
         plays = []
-        for board, moves in _movegen.generate(self._board, d[0], d[1]):
+        for board, moves in _movegen.generate(self._board, d1, d2):
             result = new(Position)
             _set_board(result, board)
             plays.append(_new_play(result, d, moves))
@@ -304,7 +306,7 @@ class Position:
         return draw(self)
 
 
-_set_board = Position._board.__set__  # type: ignore[attr-defined]
+_set_board = Position.__dict__["_board"].__set__
 
 STARTING = Position()
 """The opening position."""
@@ -323,9 +325,9 @@ def _validate(b: tuple[int, ...]) -> None:
     theirs = -sum(c for c in b if c < 0)
     if mine > CHECKERS:
         raise InvalidPositionError(
-            f"impossible position: the side on roll has {mine} checkers (at most {CHECKERS})"
+            f"impossible position {b!r}: the side on roll has {mine} checkers (at most {CHECKERS})"
         )
     if theirs > CHECKERS:
         raise InvalidPositionError(
-            f"impossible position: the opponent has {theirs} checkers (at most {CHECKERS})"
+            f"impossible position {b!r}: the opponent has {theirs} checkers (at most {CHECKERS})"
         )

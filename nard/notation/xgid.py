@@ -18,7 +18,8 @@ character 0 is the top player's bar, 1-24 the bottom player's points 1-24 and
 25 the bottom player's bar; ``A``-``O`` are 1-15 of the bottom player's
 checkers, ``a``-``o`` the top player's, ``-`` an empty point. The turn names
 the player on roll, also with ``D``: that player has doubled and the other
-must take or pass. The rules field is 1 for the Crawford game in a match; in
+must take or pass (so gnubg reads it; some other tools take the turn of a
+``D`` to be the player who answers). The rules field is 1 for the Crawford game in a match; in
 money play it adds 1 for the Jacoby rule and 2 for beavers.
 
 nard maps the players as gnubg does: the bottom player (upper case) is
@@ -164,12 +165,14 @@ class XgidRecord:
                 continue
             if not _INT.fullmatch(part):
                 raise fail(f"{name} {part!r} is not a whole number")
+            if len(part) > 9:  # no field needs more, and int() of huge text is slow
+                raise fail(f"{name} {part!r} is out of range")
             numbers[name] = int(part)
 
         board = _read_board(parts[0], fail)
 
         log_cube = numbers["cube value"]
-        if log_cube < 0 or 1 << log_cube > MAX_CUBE:
+        if not 0 <= log_cube < MAX_CUBE.bit_length():
             raise fail(f"cube value field {log_cube} is not 0-{MAX_CUBE.bit_length() - 1}")
         owner = _OWNER_FROM_XG.get(numbers["cube owner"])
         if owner is None:

@@ -246,9 +246,27 @@ def test_legal_plays_are_distinct_resulting_positions() -> None:
     assert pos.parse_play("6/3 13/8", (5, 3)) == pos.parse_play("13/8 6/3", (5, 3))
     assert pos.parse_play("6/3 13/8", (3, 5)).result == pos.parse_play("13/8 6/3", (5, 3)).result
     assert pos.parse_play("13/10/5", (5, 3)) == pos.parse_play("13/8/5", (5, 3))
-    for dice in ALL_ROLLS:
-        plays = Position().legal_plays(dice)
-        assert len({p.result for p in plays}) == len(plays)
+
+
+# Distinct plays of each roll in the opening position, as GNU Backgammon 1.07 lists
+# them (0-ply hint, which lists every play once per resulting position).
+OPENING_PLAY_COUNTS = {
+    (6, 6): 11, (6, 5): 7, (6, 4): 14, (6, 3): 14, (6, 2): 14, (6, 1): 10,
+    (5, 5): 4, (5, 4): 9, (5, 3): 9, (5, 2): 8, (5, 1): 8,
+    (4, 4): 52, (4, 3): 17, (4, 2): 18, (4, 1): 14,
+    (3, 3): 73, (3, 2): 17, (3, 1): 16,
+    (2, 2): 75, (2, 1): 15,
+    (1, 1): 42,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dice", ALL_ROLLS, ids=[f"{a}{b}" for a, b in ALL_ROLLS])
+def test_opening_plays_are_distinct_positions_as_gnubg_counts_them(dice: tuple[int, int]) -> None:
+    """The set of legal plays is a set of distinct resulting positions (two move
+    orders that reach the same position are one play)."""
+    plays = Position().legal_plays(dice)
+    assert len({p.result for p in plays}) == len(plays) == OPENING_PLAY_COUNTS[dice]
+    assert len(Position().legal_plays(dice[::-1])) == OPENING_PLAY_COUNTS[dice]
 
 
 # -- 5. Hitting and the bar -----------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["GNUBG", "gnubg_marks", "have_gnubg", "run_in_gnubg"]
+__all__ = ["GNUBG", "have_gnubg", "needs_gnubg", "run_in_gnubg"]
 
 GNUBG = os.environ.get("NARD_GNUBG", "/usr/games/gnubg")
 _PREFIX = "NARD:"
@@ -28,7 +28,8 @@ import json
 import gnubg
 
 def emit(value):
-    print('NARD:' + json.dumps(value))
+    # gnubg leaves some messages without a newline: start a line of our own.
+    print('\\nNARD:' + json.dumps(value), flush=True)
 
 payload = json.load(open(%(path)r))
 for command in ('set display off', 'set player 0 human', 'set player 1 human',
@@ -46,14 +47,11 @@ def have_gnubg() -> bool:
     return Path(GNUBG).exists() or shutil.which(GNUBG) is not None
 
 
-gnubg_marks = [
-    pytest.mark.gnubg,
-    pytest.mark.skipif(
-        not have_gnubg(),
-        reason=f"GNU Backgammon not found at {GNUBG} (apt-get install -y gnubg)",
-    ),
-]
-"""Marks for a test that needs gnubg: selected by ``-m gnubg``, skipped without it."""
+needs_gnubg = pytest.mark.skipif(
+    not have_gnubg(),
+    reason=f"GNU Backgammon not found at {GNUBG} (apt-get install -y gnubg)",
+)
+"""Skips a test when gnubg is not installed (mark it ``@pytest.mark.gnubg`` as well)."""
 
 
 def run_in_gnubg(body: str, payload: object, timeout: float = 300.0) -> list[Any]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from hypothesis import strategies as st
 
 from nard import Position
@@ -69,9 +67,7 @@ def boards(draw: st.DrawFn) -> tuple[int, ...]:
     for side in (1, -1):
         for _ in range(draw(st.integers(0, 15))):
             free = [
-                i
-                for i in range(26)
-                if (i != (0 if side == 1 else 25)) and board[i] * side >= 0
+                i for i in range(26) if (i != (0 if side == 1 else 25)) and board[i] * side >= 0
             ]
             board[draw(st.sampled_from(free))] += side
     return tuple(board)
@@ -87,8 +83,3 @@ def xgid_records(draw: st.DrawFn) -> XgidRecord:
     beavers = match.is_money() and draw(st.booleans())
     max_cube = 1 << draw(st.integers(0, 15))
     return XgidRecord(draw(positions), match, beavers=beavers, max_cube=max_cube)
-
-
-def with_changes(state: MatchState, **changes: object) -> MatchState:
-    """``dataclasses.replace`` for a state (typed for the tests)."""
-    return dataclasses.replace(state, **changes)  # type: ignore[arg-type]
