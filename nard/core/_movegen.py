@@ -15,25 +15,26 @@ seen from the side that will be on roll next.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TypeVar
+
 __all__ = ["RawMove", "RawPlay", "generate"]
 
 RawMove = tuple[int, int, bool]
 """One checker moved by one die: (from point, to point, hit); 25 = bar, 0 = off."""
 
-RawPlay = tuple[tuple[int, ...], tuple[RawMove, ...]]
+Board = TypeVar("Board", bound=tuple[int, ...])
+
+RawPlay = tuple[Board, tuple[RawMove, ...]]
 """A resulting board seen from the opponent (next on roll), and one way to reach it."""
 
-# Signed counts lie in -15..15, so base 32 gives every board a unique key.
+_new = tuple.__new__
+
+# Keys start at 0 and add each move's change per index: no index changes by
+# more than 15 in one play, so base-32 digits keep every resulting board apart.
 _W = tuple(32**i for i in range(26))
 _W0 = _W[0]
 _HIT = tuple(2 * w - _W0 for w in _W)  # key change of landing on a blot at i, besides -_W[s]
-
-
-def _key(b: list[int]) -> int:
-    k = 0
-    for i in range(25, -1, -1):
-        k = k * 32 + b[i]
-    return k
 
 
 def _target(b: list[int], s: int, d: int, outside: int) -> int:
@@ -51,28 +52,31 @@ def _target(b: list[int], s: int, d: int, outside: int) -> int:
     return 0
 
 
-def generate(board: tuple[int, ...], d1: int, d2: int) -> list[RawPlay]:
+def generate(board: Sequence[int], d1: int, d2: int, cls: type[Board]) -> list[RawPlay[Board]]:
     """Every legal play of ``d1``-``d2`` on ``board``, one per resulting board.
 
-    Dice must be 1-6 (unchecked here). An empty list means nothing can be played.
+    Resulting boards are made as ``cls`` (``tuple`` or a subclass). Dice must be
+    1-6 (unchecked here). An empty list means nothing can be played.
     """
     b = list(board)
-    outside = 0
-    for p in range(7, 26):
-        if b[p] > 0:
-            outside += b[p]
+    outside = b[25]
+    for c in b[7:25]:
+        if c > 0:
+            outside += c
     if d1 == d2:
-        return _doubles(b, d1, outside)
+        return _doubles(b, d1, outside, cls)
     if d1 < d2:
         d1, d2 = d2, d1
-    return _non_doubles(b, d1, d2, outside)
+    return _non_doubles(b, d1, d2, outside, cls)
 
 
-def _non_doubles(b: list[int], hi: int, lo: int, outside0: int) -> list[RawPlay]:
+def _non_doubles(
+    b: list[int], hi: int, lo: int, outside0: int, cls: type[Board]
+) -> list[RawPlay[Board]]:
     f = [-c for c in reversed(b)]
-    both: dict[int, RawPlay] = {}
-    single: tuple[dict[int, RawPlay], dict[int, RawPlay]] = ({}, {})
-    k0 = _key(b)
+    both: dict[int, RawPlay[Board]] = {}
+    single: tuple[dict[int, RawPlay[Board]], dict[int, RawPlay[Board]]] = ({}, {})
+    k0 = 0
     on_bar = b[25] > 0
     points = [p for p in range(24, 0, -1) if b[p] > 0]
     first_sources = [25] if on_bar else points
@@ -103,7 +107,7 @@ def _non_doubles(b: list[int], hi: int, lo: int, outside0: int) -> list[RawPlay]
                     f[25 - t1] -= 1
                     k1 = k0 - _W[s1] + _W[t1]
             else:
-                if outside0 or (t1 < 0 and any(b[p] > 0 for p in range(s1 + 1, 7))):
+                if outside0 or (t1 < 0 and max(b[s1 + 1 : 7]) > 0):
                     continue
                 t1 = 0
                 b[s1] -= 1
@@ -129,7 +133,7 @@ def _non_doubles(b: list[int], hi: int, lo: int, outside0: int) -> list[RawPlay]
                         continue
                     k2 = k1 - _W[s2] + (_HIT[t2] if x == -1 else _W[t2])
                 else:
-                    if outside1 or (t2 < 0 and any(b[p] > 0 for p in range(s2 + 1, 7))):
+                    if outside1 or (t2 < 0 and max(b[s2 + 1 : 7]) > 0):
                         continue
                     t2 = 0
                     x = 0
@@ -142,18 +146,18 @@ def _non_doubles(b: list[int], hi: int, lo: int, outside0: int) -> list[RawPlay]
                     if x == -1:
                         f[25 - t2] = -1
                         f[25] += 1
-                        both[k2] = (tuple(f), ((s1, t1, hit1), (s2, t2, True)))
+                        both[k2] = (_new(cls, f), ((s1, t1, hit1), (s2, t2, True)))
                         f[25] -= 1
                         f[25 - t2] = 1
                     else:
                         f[25 - t2] -= 1
-                        both[k2] = (tuple(f), ((s1, t1, hit1), (s2, t2, False)))
+                        both[k2] = (_new(cls, f), ((s1, t1, hit1), (s2, t2, False)))
                         f[25 - t2] += 1
                 else:
-                    both[k2] = (tuple(f), ((s1, t1, hit1), (s2, 0, False)))
+                    both[k2] = (_new(cls, f), ((s1, t1, hit1), (s2, 0, False)))
                 f[25 - s2] -= 1
             if not found and not found_any and k1 not in single[order]:
-                single[order][k1] = (tuple(f), ((s1, t1, hit1),))
+                single[order][k1] = (_new(cls, f), ((s1, t1, hit1),))
             found_any = found_any or found
             # undo s1/t1
             if t1 > 0:
@@ -173,9 +177,9 @@ def _non_doubles(b: list[int], hi: int, lo: int, outside0: int) -> list[RawPlay]
     return list(single[0].values()) if single[0] else list(single[1].values())
 
 
-def _doubles(b: list[int], d: int, outside0: int) -> list[RawPlay]:
+def _doubles(b: list[int], d: int, outside0: int, cls: type[Board]) -> list[RawPlay[Board]]:
     f = [-c for c in reversed(b)]
-    results: dict[int, RawPlay] = {}
+    results: dict[int, RawPlay[Board]] = {}
     best = 0
     moves: list[RawMove] = []
     # Every point a checker could start a move from during this turn, highest
@@ -209,7 +213,7 @@ def _doubles(b: list[int], d: int, outside0: int) -> list[RawPlay]:
                     continue
                 nk = k - _W[s] + (_HIT[t] if x == -1 else _W[t])
             else:
-                if outside or (t < 0 and any(b[p] > 0 for p in range(s + 1, 7))):
+                if outside or (t < 0 and max(b[s + 1 : 7]) > 0):
                     continue
                 t = x = 0
                 nk = k - _W[s]
@@ -221,15 +225,15 @@ def _doubles(b: list[int], d: int, outside0: int) -> list[RawPlay]:
                 if x == -1:
                     f[25 - t] = -1
                     f[25] += 1
-                    results[nk] = (tuple(f), (*moves, (s, t, True)))
+                    results[nk] = (_new(cls, f), (*moves, (s, t, True)))
                     f[25] -= 1
                     f[25 - t] = 1
                 else:
                     f[25 - t] -= 1
-                    results[nk] = (tuple(f), (*moves, (s, t, False)))
+                    results[nk] = (_new(cls, f), (*moves, (s, t, False)))
                     f[25 - t] += 1
             else:
-                results[nk] = (tuple(f), (*moves, (s, 0, False)))
+                results[nk] = (_new(cls, f), (*moves, (s, 0, False)))
             f[25 - s] -= 1
         return extended
 
@@ -281,7 +285,7 @@ def _doubles(b: list[int], d: int, outside0: int) -> list[RawPlay]:
                 b[s] += 1
                 f[25 - s] -= 1
             else:
-                if outside or (t < 0 and any(b[p] > 0 for p in range(s + 1, 7))):
+                if outside or (t < 0 and max(b[s + 1 : 7]) > 0):
                     continue
                 extended = True
                 b[s] -= 1
@@ -306,7 +310,7 @@ def _doubles(b: list[int], d: int, outside0: int) -> list[RawPlay]:
             if t > 0:
                 if b[t] >= -1:
                     return True
-            elif not outside and (t == 0 or not any(b[p] > 0 for p in range(s + 1, 7))):
+            elif not outside and (t == 0 or not max(b[s + 1 : 7]) > 0):
                 return True
         return False
 
@@ -319,7 +323,7 @@ def _doubles(b: list[int], d: int, outside0: int) -> list[RawPlay]:
             best = depth
             results = {}
         if k not in results:
-            results[k] = (tuple(f), tuple(moves))
+            results[k] = (_new(cls, f), tuple(moves))
 
-    extend(0, 0, outside0, _key(b))
+    extend(0, 0, outside0, 0)
     return list(results.values())

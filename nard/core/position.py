@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from nard.core import _movegen
 from nard.core.dice import Dice, check_dice
@@ -32,71 +32,67 @@ class Move(NamedTuple):
     hit: bool = False
 
 
-class Play:
+class Play(tuple[Any, ...]):
     """A legal play: the position it leads to, reached by ``moves`` with ``dice``.
 
     Two plays are equal when they lead to the same position with the same roll,
     however their moves were written. ``result`` is seen from the opponent, who
-    is on roll after the play; ``dice`` has the larger die first. Immutable.
+    is on roll after the play; ``dice`` has the larger die first. Immutable
+    (a tuple underneath, so that generating thousands of them stays cheap).
     """
 
-    __slots__ = ("_raw_moves", "dice", "result")
+    __slots__ = ()
 
-    result: Position
-    dice: Dice
-    _raw_moves: tuple[tuple[int, int, bool], ...]
+    def __new__(
+        cls, result: Position, dice: Sequence[int], moves: Iterable[tuple[int, int, bool]]
+    ) -> Play:
+        d1, d2 = check_dice(dice)
+        raw = tuple((int(m[0]), int(m[1]), bool(m[2])) for m in moves)
+        return _new_tuple(cls, (result, (max(d1, d2), min(d1, d2)), raw))
 
-    def __init__(
-        self, result: Position, dice: Dice, moves: Iterable[tuple[int, int, bool]]
-    ) -> None:
-        _set_result(self, result)
-        _set_dice(self, (max(dice), min(dice)))
-        _set_raw_moves(self, tuple(tuple(m) for m in moves))
+    @property
+    def result(self) -> Position:
+        """The position after the play, seen from the opponent (now on roll)."""
+        return self[0]  # type: ignore[no-any-return]
+
+    @property
+    def dice(self) -> Dice:
+        """The roll, larger die first."""
+        return self[1]  # type: ignore[no-any-return]
 
     @property
     def moves(self) -> tuple[Move, ...]:
         """The single-die moves, in an order in which they can be played."""
-        return tuple([Move(*m) for m in self._raw_moves])
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("Play is immutable")
+        return tuple([Move(*m) for m in self[2]])
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Play):
             return NotImplemented
-        return self.result == other.result and self.dice == other.dice
+        return bool(self[0] == other[0] and self[1] == other[1])
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, Play):
+            return NotImplemented
+        return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return hash((self.result, self.dice))
+        return hash((self[0], self[1]))
 
     def __repr__(self) -> str:
         return f"Play(result={self.result!r}, dice={self.dice!r}, moves={self.moves!r})"
 
 
-# Slot descriptors: set attributes of immutable objects without __setattr__.
-_set_result = Play.__dict__["result"].__set__
-_set_dice = Play.__dict__["dice"].__set__
-_set_raw_moves = Play.__dict__["_raw_moves"].__set__
+_new_tuple = tuple.__new__
 
 
-def _new_play(result: Position, dice: Dice, raw_moves: tuple[tuple[int, int, bool], ...]) -> Play:
-    play = object.__new__(Play)
-    _set_result(play, result)
-    _set_dice(play, dice)
-    _set_raw_moves(play, raw_moves)
-    return play
-
-
-def _flip(board: Sequence[int]) -> tuple[int, ...]:
-    return tuple([-c for c in reversed(board)])
-
-
-class Position:
+class Position(tuple[int, ...]):
     """A backgammon position seen from the side on roll.
 
-    ``board`` is a 26-tuple: index 1-24 are the points of the side on roll
-    (positive counts: its checkers; negative: the opponent's), 25 its bar and 0
-    the opponent's bar (a count <= 0). Borne-off checkers are implicit.
+    A position is its ``board``, a 26-tuple: index 1-24 are the points of the
+    side on roll (positive counts: its checkers; negative: the opponent's), 25
+    its bar and 0 the opponent's bar (a count <= 0). Borne-off checkers are
+    implicit. Being a tuple, it is immutable and hashable, and cheap to create
+    by the thousand during move generation.
 
     >>> pos = Position()
     >>> pos.position_id()
@@ -107,27 +103,19 @@ class Position:
     ['13/10 6/5', '13/10 8/7', '13/9']
     """
 
-    __slots__ = ("_board",)
+    __slots__ = ()
 
-    _board: tuple[int, ...]
-
-    def __init__(self, board: Iterable[int] | None = None) -> None:
+    def __new__(cls, board: Iterable[int] | None = None) -> Position:
         if board is None:
-            b = STARTING_BOARD
-        else:
-            b = tuple(board)
-            _validate(b)
-        _set_board(self, b)
+            return _new_tuple(cls, STARTING_BOARD)
+        b = tuple(board)
+        _validate(b)
+        return _new_tuple(cls, b)
 
     @classmethod
-    def _trusted(cls, board: tuple[int, ...]) -> Position:
+    def _trusted(cls, board: Iterable[int]) -> Position:
         """Wrap a board already known to be valid (no checks: internal use)."""
-        pos = object.__new__(cls)
-        _set_board(pos, board)
-        return pos
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("Position is immutable")
+        return _new_tuple(cls, board)
 
     # -- construction -----------------------------------------------------
     @classmethod
@@ -170,28 +158,28 @@ class Position:
     # -- views ------------------------------------------------------------
     @property
     def board(self) -> tuple[int, ...]:
-        """The raw 26-tuple (see the class docstring)."""
-        return self._board
+        """The raw 26-tuple (see the class docstring): the position itself."""
+        return self
 
     def position_id(self) -> str:
         """The GNU Backgammon Position ID of this position, side on roll encoded as gnubg does."""
-        return board_to_position_id(self._board)
+        return board_to_position_id(self)
 
     def on_roll_at(self, point: int) -> int:
         """Checkers of the side on roll on its own ``point`` (25 = bar, 0 = borne off)."""
         if point == OFF:
-            return CHECKERS - sum(c for c in self._board if c > 0)
-        return max(self._board[point], 0)
+            return CHECKERS - sum(c for c in self if c > 0)
+        return max(self[point], 0)
 
     def opponent_at(self, point: int) -> int:
         """Checkers of the opponent on *its own* ``point`` (25 = bar, 0 = borne off)."""
         if point == OFF:
-            return CHECKERS + sum(c for c in self._board if c < 0)
-        return max(-self._board[25 - point], 0)
+            return CHECKERS + sum(c for c in self if c < 0)
+        return max(-self[25 - point], 0)
 
     def pip_counts(self) -> tuple[int, int]:
         """(side on roll, opponent): pips each needs to bear off all its checkers."""
-        b = self._board
+        b = self
         mine = sum(p * b[p] for p in range(1, 26) if b[p] > 0)
         theirs = -sum((25 - i) * b[i] for i in range(0, 25) if b[i] < 0)
         return mine, theirs
@@ -202,11 +190,11 @@ class Position:
         >>> Position().flip() == Position()
         True
         """
-        return Position._trusted(_flip(self._board))
+        return _new_tuple(Position, [-c for c in reversed(self)])
 
     def is_race(self) -> bool:
         """True when no contact is left: every checker has passed all the opponent's."""
-        b = self._board
+        b = self
         back = max((p for p in range(1, 26) if b[p] > 0), default=0)
         front = min((i for i in range(0, 25) if b[i] < 0), default=25)
         return back < front
@@ -225,7 +213,7 @@ class Position:
         """
         for sign, pos in ((1, self), (-1, self.flip())):
             if pos.on_roll_at(OFF) == CHECKERS:
-                b = pos._board
+                b = pos
                 loser_off = CHECKERS + sum(c for c in b if c < 0)
                 if loser_off:
                     return sign
@@ -243,13 +231,11 @@ class Position:
         """
         d1, d2 = check_dice(dice)
         d = (d1, d2) if d1 >= d2 else (d2, d1)
-        new = object.__new__
-        plays = []
-        for board, moves in _movegen.generate(self._board, d1, d2):
-            result = new(Position)
-            _set_board(result, board)
-            plays.append(_new_play(result, d, moves))
-        return plays
+        new = _new_tuple
+        return [
+            new(Play, (result, d, moves))
+            for result, moves in _movegen.generate(self, d1, d2, Position)
+        ]
 
     def apply(self, play: Play) -> Position:
         """The position after ``play``, seen from the opponent (now on roll).
@@ -289,14 +275,6 @@ class Position:
         return format_moves(play.moves)
 
     # -- dunder -----------------------------------------------------------
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Position):
-            return NotImplemented
-        return self._board == other._board
-
-    def __hash__(self) -> int:
-        return hash(self._board)
-
     def __repr__(self) -> str:
         return f"Position.from_position_id({self.position_id()!r})"
 
@@ -305,8 +283,6 @@ class Position:
 
         return draw(self)
 
-
-_set_board = Position.__dict__["_board"].__set__
 
 STARTING = Position()
 """The opening position."""

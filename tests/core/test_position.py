@@ -58,12 +58,14 @@ def test_board_constructor_round_trips() -> None:
 
 def test_position_is_immutable_and_hashable() -> None:
     pos = Position()
-    with pytest.raises(AttributeError):
+    with pytest.raises((AttributeError, TypeError)):
         pos.__setattr__("_board", ())
+    with pytest.raises(TypeError):
+        pos.board[3] = 1  # type: ignore[index]
     copy = Position.from_points(START, START)
     assert hash(copy) == hash(pos)
     assert {pos: 1}[copy] == 1
-    assert pos != "4HPwATDgc/ABMA"
+    assert pos != "4HPwATDgc/ABMA"  # type: ignore[comparison-overlap]
     assert pos != Position.from_points(START, {24: 2, 13: 5, 8: 3, 6: 4})
 
 
