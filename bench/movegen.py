@@ -129,7 +129,7 @@ def nard_raw_engine(cases: Sequence[Case]) -> Engine:
 
     def run() -> None:
         for board, d1, d2 in work:
-            generate(board, d1, d2, tuple)
+            generate(board, d1, d2, tuple, tuple)
 
     return Engine("nard _movegen.generate", "pure Python", "raw boards, distinct", run)
 

@@ -16,7 +16,7 @@ seen from the side that will be on roll next.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["RawMove", "RawPlay", "generate"]
 
@@ -24,9 +24,11 @@ RawMove = tuple[int, int, bool]
 """One checker moved by one die: (from point, to point, hit); 25 = bar, 0 = off."""
 
 Board = TypeVar("Board", bound=tuple[int, ...])
+PlayT = TypeVar("PlayT", bound=tuple[Any, ...])
 
-RawPlay = tuple[Board, tuple[RawMove, ...]]
-"""A resulting board seen from the opponent (next on roll), and one way to reach it."""
+RawPlay = tuple[Board, tuple[int, int], tuple[RawMove, ...]]
+"""The layout of a play: the resulting board seen from the opponent (next on
+roll), the dice (larger first) and one way to reach it."""
 
 _new = tuple.__new__
 
@@ -52,11 +54,15 @@ def _target(b: list[int], s: int, d: int, outside: int) -> int:
     return 0
 
 
-def generate(board: Sequence[int], d1: int, d2: int, cls: type[Board]) -> list[RawPlay[Board]]:
+def generate(
+    board: Sequence[int], d1: int, d2: int, cls: type[Board], pcls: type[PlayT]
+) -> list[PlayT]:
     """Every legal play of ``d1``-``d2`` on ``board``, one per resulting board.
 
-    Resulting boards are made as ``cls`` (``tuple`` or a subclass). Dice must be
-    1-6 (unchecked here). An empty list means nothing can be played.
+    Each play is a ``pcls`` laid out as :data:`RawPlay`, its board a ``cls``
+    (``tuple`` or subclasses of it: building the final objects here spares a
+    copy per play). Dice must be 1-6 (unchecked here). An empty list means
+    nothing can be played.
     """
     b = list(board)
     outside = b[25]
@@ -64,18 +70,19 @@ def generate(board: Sequence[int], d1: int, d2: int, cls: type[Board]) -> list[R
         if c > 0:
             outside += c
     if d1 == d2:
-        return _doubles(b, d1, outside, cls)
+        return _doubles(b, d1, outside, cls, pcls)
     if d1 < d2:
         d1, d2 = d2, d1
-    return _non_doubles(b, d1, d2, outside, cls)
+    return _non_doubles(b, d1, d2, outside, cls, pcls)
 
 
 def _non_doubles(
-    b: list[int], hi: int, lo: int, outside0: int, cls: type[Board]
-) -> list[RawPlay[Board]]:
+    b: list[int], hi: int, lo: int, outside0: int, cls: type[Board], pcls: type[PlayT]
+) -> list[PlayT]:
+    dice = (hi, lo)
     f = [-c for c in reversed(b)]
-    both: dict[int, RawPlay[Board]] = {}
-    single: tuple[dict[int, RawPlay[Board]], dict[int, RawPlay[Board]]] = ({}, {})
+    both: dict[int, PlayT] = {}
+    single: tuple[dict[int, PlayT], dict[int, PlayT]] = ({}, {})
     k0 = 0
     on_bar = b[25] > 0
     points = [p for p in range(24, 0, -1) if b[p] > 0]
@@ -146,18 +153,22 @@ def _non_doubles(
                     if x == -1:
                         f[25 - t2] = -1
                         f[25] += 1
-                        both[k2] = (_new(cls, f), ((s1, t1, hit1), (s2, t2, True)))
+                        both[k2] = _new(
+                            pcls, (_new(cls, f), dice, ((s1, t1, hit1), (s2, t2, True)))
+                        )
                         f[25] -= 1
                         f[25 - t2] = 1
                     else:
                         f[25 - t2] -= 1
-                        both[k2] = (_new(cls, f), ((s1, t1, hit1), (s2, t2, False)))
+                        both[k2] = _new(
+                            pcls, (_new(cls, f), dice, ((s1, t1, hit1), (s2, t2, False)))
+                        )
                         f[25 - t2] += 1
                 else:
-                    both[k2] = (_new(cls, f), ((s1, t1, hit1), (s2, 0, False)))
+                    both[k2] = _new(pcls, (_new(cls, f), dice, ((s1, t1, hit1), (s2, 0, False))))
                 f[25 - s2] -= 1
             if not found and not found_any and k1 not in single[order]:
-                single[order][k1] = (_new(cls, f), ((s1, t1, hit1),))
+                single[order][k1] = _new(pcls, (_new(cls, f), dice, ((s1, t1, hit1),)))
             found_any = found_any or found
             # undo s1/t1
             if t1 > 0:
@@ -177,9 +188,13 @@ def _non_doubles(
     return list(single[0].values()) if single[0] else list(single[1].values())
 
 
-def _doubles(b: list[int], d: int, outside0: int, cls: type[Board]) -> list[RawPlay[Board]]:
+def _doubles(
+    b: list[int], d: int, outside0: int, cls: type[Board], pcls: type[PlayT]
+) -> list[PlayT]:
+    dice = (d, d)
     f = [-c for c in reversed(b)]
-    results: dict[int, RawPlay[Board]] = {}
+    # Plays found, by number of moves; only the longest ones are legal.
+    found: list[list[PlayT]] = [[], [], [], [], []]
     best = 0
     moves: list[RawMove] = []
     # Every point a checker could start a move from during this turn, highest
@@ -192,13 +207,17 @@ def _doubles(b: list[int], d: int, outside0: int, cls: type[Board]) -> list[RawP
         reach.update(q for q in (25 - d, 25 - 2 * d, 25 - 3 * d) if q > 0)
     sources = sorted(reach, reverse=True)
     n = len(sources)
+    fours = found[4]
 
     # Checkers are moved in order of non-increasing starting point: every legal
-    # sequence of equal dice can be reordered that way, so each combination of
-    # moves is explored once instead of once per permutation.
-    def last_move(first: int, outside: int, k: int) -> bool:
-        """The fourth move: scored without touching ``b``; True if any was legal."""
-        extended = False
+    # sequence of equal dice can be reordered that way, and each multiset of
+    # moves has one such order. Different multisets of moves of one die never
+    # reach the same board (within each line of points d apart, the numbers of
+    # checkers leaving each point follow from the result, top down), so every
+    # play found is distinct and needs no de-duplication.
+    def last_move(first: int, outside: int) -> bool:
+        """The fourth move: played on ``f`` only; True if any was legal."""
+        before = len(fours)
         on_bar = b[25] > 0
         for i in range(first, n):
             s = sources[i]
@@ -207,46 +226,38 @@ def _doubles(b: list[int], d: int, outside0: int, cls: type[Board]) -> list[RawP
             if on_bar and s != 25:
                 break
             t = s - d
+            f[25 - s] += 1
             if t > 0:
                 x = b[t]
                 if x < -1:
+                    f[25 - s] -= 1
                     continue
-                nk = k - _W[s] + (_HIT[t] if x == -1 else _W[t])
-            else:
-                if outside or (t < 0 and max(b[s + 1 : 7]) > 0):
-                    continue
-                t = x = 0
-                nk = k - _W[s]
-            extended = True
-            if nk in results:
-                continue
-            f[25 - s] += 1
-            if t > 0:
                 if x == -1:
                     f[25 - t] = -1
                     f[25] += 1
-                    results[nk] = (_new(cls, f), (*moves, (s, t, True)))
+                    fours.append(_new(pcls, (_new(cls, f), dice, (*moves, (s, t, True)))))
                     f[25] -= 1
                     f[25 - t] = 1
                 else:
                     f[25 - t] -= 1
-                    results[nk] = (_new(cls, f), (*moves, (s, t, False)))
+                    fours.append(_new(pcls, (_new(cls, f), dice, (*moves, (s, t, False)))))
                     f[25 - t] += 1
+            elif outside or (t < 0 and max(b[s + 1 : 7]) > 0):
+                f[25 - s] -= 1
+                continue
             else:
-                results[nk] = (_new(cls, f), (*moves, (s, 0, False)))
+                fours.append(_new(pcls, (_new(cls, f), dice, (*moves, (s, 0, False)))))
             f[25 - s] -= 1
-        return extended
+        return len(fours) > before
 
-    def extend(depth: int, first: int, outside: int, k: int) -> None:
-        nonlocal best, results
+    def extend(depth: int, first: int, outside: int) -> None:
+        nonlocal best
         if depth == 3:
-            if best < 4 and not any_fourth(first, outside):
-                record(3, k)
-                return
-            if best < 4:
+            if last_move(first, outside):
                 best = 4
-                results = {}
-            last_move(first, outside, k)
+            elif best <= 3:
+                best = 3
+                found[3].append(_new(pcls, (_new(cls, f), dice, tuple(moves))))
             return
         extended = False
         for i in range(first, n):
@@ -269,7 +280,7 @@ def _doubles(b: list[int], d: int, outside0: int, cls: type[Board]) -> list[RawP
                     f[25 - t] = -1
                     f[25] += 1
                     moves.append((s, t, True))
-                    extend(depth + 1, i, outside - (s > 6 >= t), k - _W[s] + _HIT[t])
+                    extend(depth + 1, i, outside - (s > 6 >= t))
                     f[25] -= 1
                     f[25 - t] = 1
                     b[0] += 1
@@ -278,7 +289,7 @@ def _doubles(b: list[int], d: int, outside0: int, cls: type[Board]) -> list[RawP
                     b[t] = x + 1
                     f[25 - t] -= 1
                     moves.append((s, t, False))
-                    extend(depth + 1, i, outside - (s > 6 >= t), k - _W[s] + _W[t])
+                    extend(depth + 1, i, outside - (s > 6 >= t))
                     f[25 - t] += 1
                     b[t] = x
                 moves.pop()
@@ -291,39 +302,13 @@ def _doubles(b: list[int], d: int, outside0: int, cls: type[Board]) -> list[RawP
                 b[s] -= 1
                 f[25 - s] += 1
                 moves.append((s, 0, False))
-                extend(depth + 1, i, outside, k - _W[s])
+                extend(depth + 1, i, outside)
                 moves.pop()
                 b[s] += 1
                 f[25 - s] -= 1
-        if not extended and depth > 0:
-            record(depth, k)
-
-    def any_fourth(first: int, outside: int) -> bool:
-        on_bar = b[25] > 0
-        for i in range(first, n):
-            s = sources[i]
-            if b[s] <= 0:
-                continue
-            if on_bar and s != 25:
-                return False
-            t = s - d
-            if t > 0:
-                if b[t] >= -1:
-                    return True
-            elif not outside and (t == 0 or not max(b[s + 1 : 7]) > 0):
-                return True
-        return False
-
-    def record(depth: int, k: int) -> None:
-        """A play that cannot go on, after ``depth`` moves."""
-        nonlocal best, results
-        if depth < best:
-            return
-        if depth > best:
+        if not extended and depth > 0 and best <= depth:
             best = depth
-            results = {}
-        if k not in results:
-            results[k] = (_new(cls, f), tuple(moves))
+            found[depth].append(_new(pcls, (_new(cls, f), dice, tuple(moves))))
 
-    extend(0, 0, outside0, 0)
-    return list(results.values())
+    extend(0, 0, outside0)
+    return found[best]

@@ -230,12 +230,7 @@ class Position(tuple[int, ...]):
         Empty when nothing can be played (the turn passes).
         """
         d1, d2 = check_dice(dice)
-        d = (d1, d2) if d1 >= d2 else (d2, d1)
-        new = _new_tuple
-        return [
-            new(Play, (result, d, moves))
-            for result, moves in _movegen.generate(self, d1, d2, Position)
-        ]
+        return _movegen.generate(self, d1, d2, Position, Play)
 
     def apply(self, play: Play) -> Position:
         """The position after ``play``, seen from the opponent (now on roll).
