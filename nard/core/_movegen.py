@@ -37,6 +37,13 @@ _new = tuple.__new__
 _W = tuple(32**i for i in range(26))
 _W0 = _W[0]
 _HIT = tuple(2 * w - _W0 for w in _W)  # key change of landing on a blot at i, besides -_W[s]
+# Key change of a move from s by die d: to an empty or own point, or hitting there.
+_STEP = tuple(
+    tuple(_W[s - d] - _W[s] if s > d else -_W[s] for s in range(26)) for d in range(7)
+)
+_STEP_HIT = tuple(
+    tuple(_HIT[s - d] - _W[s] if s > d else 0 for s in range(26)) for d in range(7)
+)
 
 
 def _target(b: list[int], s: int, d: int, outside: int) -> int:
@@ -65,10 +72,7 @@ def generate(
     nothing can be played.
     """
     b = list(board)
-    outside = b[25]
-    for c in b[7:25]:
-        if c > 0:
-            outside += c
+    outside = b[25] + sum([c for c in b[7:25] if c > 0])
     if d1 == d2:
         return _doubles(b, d1, outside, cls, pcls)
     if d1 < d2:
@@ -80,7 +84,9 @@ def _non_doubles(
     b: list[int], hi: int, lo: int, outside0: int, cls: type[Board], pcls: type[PlayT]
 ) -> list[PlayT]:
     dice = (hi, lo)
-    f = [-c for c in reversed(b)]
+    f = b[::-1]
+    for i in range(26):
+        f[i] = -f[i]
     both: dict[int, PlayT] = {}
     single: tuple[dict[int, PlayT], dict[int, PlayT]] = ({}, {})
     k0 = 0
@@ -93,6 +99,7 @@ def _non_doubles(
         # matter; then only one checker moving on (a chain) can add something new.
         chains_only = order == 1 and bool(both) and not on_bar and outside0 >= 2
         found_any = bool(both)
+        step, step_hit = _STEP[c], _STEP_HIT[c]
         for s1 in first_sources:
             t1 = s1 - a
             hit1 = False
@@ -138,13 +145,13 @@ def _non_doubles(
                     x = b[t2]
                     if x < -1:
                         continue
-                    k2 = k1 - _W[s2] + (_HIT[t2] if x == -1 else _W[t2])
+                    k2 = k1 + (step_hit[s2] if x == -1 else step[s2])
                 else:
                     if outside1 or (t2 < 0 and max(b[s2 + 1 : 7]) > 0):
                         continue
                     t2 = 0
                     x = 0
-                    k2 = k1 - _W[s2]
+                    k2 = k1 + step[s2]
                 found = True
                 if k2 in both:
                     continue

@@ -229,7 +229,12 @@ class Position(tuple[int, ...]):
 
         Empty when nothing can be played (the turn passes).
         """
-        d1, d2 = check_dice(dice)
+        try:
+            d1, d2 = dice
+        except (TypeError, ValueError):
+            d1, d2 = check_dice(dice)  # raises, naming the problem
+        if type(d1) is not int or type(d2) is not int or not (0 < d1 < 7 and 0 < d2 < 7):
+            d1, d2 = check_dice(dice)
         return _movegen.generate(self, d1, d2, Position, Play)
 
     def apply(self, play: Play) -> Position:
