@@ -38,12 +38,8 @@ _W = tuple(32**i for i in range(26))
 _W0 = _W[0]
 _HIT = tuple(2 * w - _W0 for w in _W)  # key change of landing on a blot at i, besides -_W[s]
 # Key change of a move from s by die d: to an empty or own point, or hitting there.
-_STEP = tuple(
-    tuple(_W[s - d] - _W[s] if s > d else -_W[s] for s in range(26)) for d in range(7)
-)
-_STEP_HIT = tuple(
-    tuple(_HIT[s - d] - _W[s] if s > d else 0 for s in range(26)) for d in range(7)
-)
+_STEP = tuple(tuple(_W[s - d] - _W[s] if s > d else -_W[s] for s in range(26)) for d in range(7))
+_STEP_HIT = tuple(tuple(_HIT[s - d] - _W[s] if s > d else 0 for s in range(26)) for d in range(7))
 
 
 def _target(b: list[int], s: int, d: int, outside: int) -> int:

@@ -12,6 +12,7 @@ __all__ = [
     "IllegalPlayError",
     "InvalidDiceError",
     "InvalidMatchIdError",
+    "InvalidMatchStateError",
     "InvalidNotationError",
     "InvalidPositionError",
     "InvalidPositionIdError",
@@ -46,6 +47,10 @@ class InvalidPositionIdError(InvalidNotationError):
 
 class InvalidMatchIdError(InvalidNotationError):
     """A malformed GNU Backgammon Match ID."""
+
+
+class InvalidMatchStateError(NardError, ValueError):
+    """A match state that cannot occur: a score past the match length, a die of 7..."""
 
 
 class InvalidXgidError(InvalidNotationError):

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TypeVar
 
-from nard.core.errors import InvalidMatchIdError, NardError
+from nard.core.errors import InvalidMatchIdError, InvalidMatchStateError
 
 __all__ = [
     "MAX_CUBE",
@@ -70,10 +70,6 @@ MAX_SCORE = (1 << 15) - 1
 _ID_CHARS = re.compile(r"[A-Za-z0-9+/]{12}")
 _UNSET = -1
 _E = TypeVar("_E", bound=IntEnum)
-
-
-class InvalidMatchStateError(NardError, ValueError):
-    """A match state that cannot occur: a score past the match length, a die of 7..."""
 
 
 class CubeOwner(IntEnum):
@@ -124,7 +120,7 @@ class MatchState:
     >>> MatchState(match_length=7, score=(8, 3))
     Traceback (most recent call last):
     ...
-    nard.notation.match_id.InvalidMatchStateError: player 0's score 8 is above the match length 7
+    nard.core.errors.InvalidMatchStateError: player 0's score 8 is above the match length 7
     """
 
     cube_value: int = 1

@@ -1,27 +1,20 @@
-"""GNU Backgammon as an oracle for the notation tests.
+"""GNU Backgammon as an oracle for the notation tests: JSON in, JSON lines out.
 
-A small runner of our own (tests/gnubg_oracle.py belongs to the move-generation
-tests): a batch of cases goes to one gnubg process as JSON, and the script
-inside gnubg answers with JSON lines prefixed ``NARD:``, since gnubg prints a
-banner and messages of its own.
+A batch of cases goes to one gnubg process as a JSON payload; the script
+inside gnubg answers through ``emit``, one ``NARD:``-prefixed JSON line per
+answer (see :mod:`tests.gnubg_oracle`, which runs it).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.gnubg_oracle import GNUBG, have_gnubg, requires_gnubg, run_gnubg_script
 
 __all__ = ["GNUBG", "have_gnubg", "needs_gnubg", "run_in_gnubg"]
-
-GNUBG = os.environ.get("NARD_GNUBG", "/usr/games/gnubg")
-_PREFIX = "NARD:"
 
 _PROLOGUE = """
 import json
@@ -41,16 +34,7 @@ _EPILOGUE = """
 emit('done')
 """
 
-
-def have_gnubg() -> bool:
-    """True when the gnubg binary is installed."""
-    return Path(GNUBG).exists() or shutil.which(GNUBG) is not None
-
-
-needs_gnubg = pytest.mark.skipif(
-    not have_gnubg(),
-    reason=f"GNU Backgammon not found at {GNUBG} (apt-get install -y gnubg)",
-)
+needs_gnubg = requires_gnubg
 """Skips a test when gnubg is not installed (mark it ``@pytest.mark.gnubg`` as well)."""
 
 
@@ -63,23 +47,8 @@ def run_in_gnubg(body: str, payload: object, timeout: float = 300.0) -> list[Any
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "payload.json"
         data.write_text(json.dumps(payload))
-        script = Path(tmp) / "script.py"
-        script.write_text(_PROLOGUE % {"path": str(data)} + body + _EPILOGUE)
-        proc = subprocess.run(
-            [GNUBG, "-t", "-q", "-p", str(script)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            cwd=tmp,
-            stdin=subprocess.DEVNULL,
-        )
-    answers = [
-        json.loads(line[len(_PREFIX) :])
-        for line in proc.stdout.splitlines()
-        if line.startswith(_PREFIX)
-    ]
-    if proc.returncode != 0 or answers[-1:] != ["done"]:
-        raise RuntimeError(
-            f"gnubg failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
-        )
+        lines = run_gnubg_script(_PROLOGUE % {"path": str(data)} + body + _EPILOGUE, timeout)
+    answers = [json.loads(line) for line in lines]
+    if answers[-1:] != ["done"]:
+        raise RuntimeError(f"gnubg stopped early; last answers: {answers[-3:]}")
     return answers[:-1]
