@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from nard import __version__
-from nard.core import NardError, Position, parse_dice
+from nard.core import Dice, InvalidDiceError, NardError, Position, parse_dice
+from nard.notation import MatchState, XgidRecord
 
 __all__ = ["main"]
 
@@ -29,13 +30,19 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"nard {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
+    where = "a GNU Backgammon Position ID, a gnubg ID (POSITION_ID:MATCH_ID) or an XGID"
     moves = sub.add_parser("moves", help="list the legal plays of a roll in a position")
-    moves.add_argument("position_id", metavar="POSITION_ID", help="GNU Backgammon Position ID")
-    moves.add_argument("dice", metavar="DICE", help="the roll, e.g. 64 or 6-4")
+    moves.add_argument("position_id", metavar="POSITION", help=where)
+    moves.add_argument(
+        "dice",
+        metavar="DICE",
+        nargs="?",
+        help="the roll, e.g. 64 or 6-4 (default: the dice in the Match ID or XGID)",
+    )
     moves.add_argument("--json", action="store_true", help="print JSON")
 
     show = sub.add_parser("show", help="draw a position with its pip counts")
-    show.add_argument("position_id", metavar="POSITION_ID", help="GNU Backgammon Position ID")
+    show.add_argument("position_id", metavar="POSITION", help=where)
 
     play = sub.add_parser("play", help="play a game in the terminal against the computer")
     play.add_argument("--seed", type=int, default=None, help="dice seed (default: random)")
@@ -47,9 +54,47 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _read_position(text: str) -> tuple[Position, MatchState | None]:
+    """A Position ID, ``POSITION_ID:MATCH_ID`` as gnubg shows it, or an XGID."""
+    text = text.strip()
+    if text.upper().startswith("XGID="):
+        record = XgidRecord.from_xgid(text)
+        return record.position, record.match
+    if ":" in text:
+        position_id, match_id = text.split(":", 1)
+        return Position.from_position_id(position_id), MatchState.from_match_id(match_id)
+    return Position.from_position_id(text), None
+
+
+def _describe(match: MatchState) -> str:
+    kind = "money game" if match.is_money() else f"{match.match_length}-point match"
+    owner = "centred" if match.cube_owner < 0 else f"owned by player {int(match.cube_owner)}"
+    parts = [
+        f"{kind}, score {match.score[0]}-{match.score[1]}",
+        f"cube {match.cube_value} {owner}",
+        f"player {match.dice_owner} on roll",
+    ]
+    if match.dice:
+        parts.append(f"dice {match.dice[0]}-{match.dice[1]}")
+    if match.crawford:
+        parts.append("Crawford game")
+    if match.double_offered:
+        parts.append("a double is offered")
+    return "; ".join(parts)
+
+
 def _cmd_moves(args: argparse.Namespace) -> int:
-    pos = Position.from_position_id(args.position_id)
-    dice = parse_dice(args.dice)
+    pos, match = _read_position(args.position_id)
+    dice: Dice
+    if args.dice is not None:
+        dice = parse_dice(args.dice)
+    elif match is not None and match.dice is not None:
+        dice = match.dice
+    else:
+        raise InvalidDiceError(
+            f"no dice given for {args.position_id!r}: add them (e.g. 64), or give a "
+            "Match ID or XGID that has dice"
+        )
     plays = pos.legal_plays(dice)
     rows = [(pos.format_play(p), p.result.position_id()) for p in plays]
     if args.json:
@@ -69,7 +114,10 @@ def _cmd_moves(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    print(Position.from_position_id(args.position_id))
+    pos, match = _read_position(args.position_id)
+    print(pos)
+    if match is not None:
+        print(_describe(match))
     return 0
 
 

@@ -42,6 +42,24 @@ def test_show_draws_board_and_pips(capsys: pytest.CaptureFixture[str]) -> None:
     assert "pips 167" in out and "Position ID: 4HPwATDgc/ABMA" in out
 
 
+def test_moves_takes_the_dice_from_an_xgid(capsys: pytest.CaptureFixture[str]) -> None:
+    xgid = "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:1:0:10"
+    assert main(["moves", xgid]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 16
+
+
+def test_show_a_gnubg_id_describes_the_match(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "4HPwATDgc/ABMA:QYkqASAAIAAA"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == "9-point match, score 2-4; cube 2 owned by player 0; player 1 on roll; dice 5-2"
+
+
+def test_moves_with_a_match_id_uses_its_dice(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["moves", "4HPwATDgc/ABMA:QYkqASAAIAAA"]) == 0
+    texts = {line.split()[1] for line in capsys.readouterr().out.splitlines()}
+    assert "13/11" in texts or "24/22" in texts  # 5-2 plays
+
+
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
@@ -51,6 +69,10 @@ def test_show_draws_board_and_pips(capsys: pytest.CaptureFixture[str]) -> None:
         (["moves", "4HPwATDgc/ABMA", "3"], "invalid dice '3'"),
         (["show", "//////////////"], "invalid Position ID '//////////////'"),
         (["moves"], "required"),
+        (["moves", "4HPwATDgc/ABMA"], "no dice given for '4HPwATDgc/ABMA'"),
+        (["show", "4HPwATDgc/ABMA:QYkqASAAIAA"], "invalid Match ID 'QYkqASAAIAA'"),
+        (["show", "XGID=abc"], "invalid XGID 'XGID=abc'"),
+        (["moves", "4HPwATDgc/ABMA", "6-0"], "invalid dice '6-0'"),
         (["frobnicate"], "invalid choice"),
     ],
 )
