@@ -73,7 +73,86 @@ def generate(
         return _doubles(b, d1, outside, cls, pcls)
     if d1 < d2:
         d1, d2 = d2, d1
+    if outside >= 2 and not b[25]:
+        plays = _non_doubles_no_bar_no_bearoff(b, d1, d2, cls, pcls)
+        if plays:
+            return plays
     return _non_doubles(b, d1, d2, outside, cls, pcls)
+
+
+def _single_moves(b: list[int], d: int) -> list[tuple[int, int, bool]]:
+    """The legal moves of die ``d`` by checkers on points 1-24 that stay on the board."""
+    return [(s, s - d, b[s - d] == -1) for s in range(24, d, -1) if b[s] > 0 and b[s - d] >= -1]
+
+
+def _non_doubles_no_bar_no_bearoff(
+    b: list[int], hi: int, lo: int, cls: type[Board], pcls: type[PlayT]
+) -> list[PlayT]:
+    """The plays of both dice when no checker is on the bar and none can bear off.
+
+    Then the opponent's checkers only change where one is hit, so the moves of
+    each die legal on the starting board are legal after the other die's move
+    too, except from a point it emptied; a new one is the moved checker going
+    on. Every ordered pair is thus read off two precomputed lists, without
+    re-checking points. Returns ``[]`` when no play of both dice exists (the
+    general generator then decides which single die must be played).
+    """
+    dice = (hi, lo)
+    f = [-c for c in b[::-1]]
+    both: dict[int, PlayT] = {}
+    moves_lo = _single_moves(b, lo)
+    step_hi, hit_hi, step_lo, hit_lo = _STEP[hi], _STEP_HIT[hi], _STEP[lo], _STEP_HIT[lo]
+    for order in (0, 1):
+        first = _single_moves(b, hi) if order == 0 else moves_lo
+        step1, hit_step1 = (step_hi, hit_hi) if order == 0 else (step_lo, hit_lo)
+        c = lo if order == 0 else hi
+        for s1, t1, hit1 in first:
+            k1 = hit_step1[s1] if hit1 else step1[s1]
+            f[25 - s1] += 1
+            if hit1:
+                f[25 - t1] = -1
+                f[25] += 1
+            else:
+                f[25 - t1] -= 1
+            # The same checker moving on with the other die (and, in the first
+            # order, any other checker: in the second order those plays are
+            # the first order's, since no order can matter here).
+            t2 = t1 - c
+            second: list[tuple[int, int, bool]] = (
+                [(t1, t2, b[t2] == -1)] if t2 > 0 and b[t2] >= -1 and b[t1] <= 0 else []
+            )
+            if order == 0:
+                second += moves_lo
+            for s2, t2, hit2 in second:
+                if s2 == s1 and b[s1] == 1:
+                    continue  # its only checker has just moved
+                if t2 == t1 and hit1:
+                    hit2 = False  # the blot there is already hit
+                if order == 0:
+                    k2 = k1 + (hit_lo[s2] if hit2 else step_lo[s2])
+                else:
+                    k2 = k1 + (hit_hi[s2] if hit2 else step_hi[s2])
+                if k2 in both:
+                    continue
+                f[25 - s2] += 1
+                if hit2:
+                    f[25 - t2] = -1
+                    f[25] += 1
+                    both[k2] = _new(pcls, (_new(cls, f), dice, ((s1, t1, hit1), (s2, t2, True))))
+                    f[25] -= 1
+                    f[25 - t2] = 1
+                else:
+                    f[25 - t2] -= 1
+                    both[k2] = _new(pcls, (_new(cls, f), dice, ((s1, t1, hit1), (s2, t2, False))))
+                    f[25 - t2] += 1
+                f[25 - s2] -= 1
+            if hit1:
+                f[25] -= 1
+                f[25 - t1] = 1
+            else:
+                f[25 - t1] += 1
+            f[25 - s1] -= 1
+    return list(both.values())
 
 
 def _non_doubles(
