@@ -70,6 +70,10 @@ def generate(
     b = list(board)
     outside = b[25] + sum([c for c in b[7:25] if c > 0])
     if d1 == d2:
+        if outside >= 4 and not b[25]:
+            plays = _four_moves_no_bar_no_bearoff(b, d1, cls, pcls)
+            if plays:
+                return plays
         return _doubles(b, d1, outside, cls, pcls)
     if d1 < d2:
         d1, d2 = d2, d1
@@ -394,3 +398,62 @@ def _doubles(
 
     extend(0, 0, outside0)
     return found[best]
+
+
+def _four_moves_no_bar_no_bearoff(
+    b: list[int], d: int, cls: type[Board], pcls: type[PlayT]
+) -> list[PlayT]:
+    """The plays of all four moves of a double with no checker on the bar and
+    too many checkers outside the home board to bear off this turn.
+
+    Then whether a point can be landed on never changes (the opponent's points
+    only change where a blot is hit, and then it is ours), so a sequence of
+    moves is legal exactly when each starts where a checker is at that moment.
+    Sequences are taken with non-increasing starting points, each multiset of
+    moves once, and distinct multisets reach distinct boards (see
+    :func:`_doubles`). Returns ``[]`` when four moves cannot be played.
+    """
+    dice = (d, d)
+    f = [-c for c in b[::-1]]
+    count = [c if c > 0 else 0 for c in b]  # the side on roll's checkers per point
+    blot = [c == -1 for c in b]  # a blot of the opponent's, not yet hit
+    starts = [s for s in range(24, d, -1) if b[s - d] >= -1]
+    n = len(starts)
+    plays: list[PlayT] = []
+    new = _new
+    moves: list[RawMove] = []
+
+    def move(i0: int, left: int) -> None:
+        for i in range(i0, n):
+            s = starts[i]
+            if not count[s]:
+                continue
+            t = s - d
+            hit = blot[t]
+            count[s] -= 1
+            count[t] += 1
+            f[25 - s] += 1
+            if hit:
+                blot[t] = False
+                f[25 - t] = -1
+                f[25] += 1
+            else:
+                f[25 - t] -= 1
+            if left == 1:
+                plays.append(new(pcls, (new(cls, f), dice, (*moves, (s, t, hit)))))
+            else:
+                moves.append((s, t, hit))
+                move(i, left - 1)
+                moves.pop()
+            if hit:
+                blot[t] = True
+                f[25 - t] = 1
+                f[25] -= 1
+            else:
+                f[25 - t] += 1
+            f[25 - s] -= 1
+            count[t] -= 1
+            count[s] += 1
+
+    move(0, 4)
+    return plays
