@@ -167,12 +167,14 @@ class Position(tuple[int, ...]):
 
     def on_roll_at(self, point: int) -> int:
         """Checkers of the side on roll on its own ``point`` (25 = bar, 0 = borne off)."""
+        _check_point(point)
         if point == OFF:
             return CHECKERS - sum(c for c in self if c > 0)
         return max(self[point], 0)
 
     def opponent_at(self, point: int) -> int:
         """Checkers of the opponent on *its own* ``point`` (25 = bar, 0 = borne off)."""
+        _check_point(point)
         if point == OFF:
             return CHECKERS + sum(c for c in self if c < 0)
         return max(-self[25 - point], 0)
@@ -286,6 +288,13 @@ class Position(tuple[int, ...]):
 
 STARTING = Position()
 """The opening position."""
+
+
+def _check_point(point: int) -> None:
+    if isinstance(point, bool) or not isinstance(point, int) or not 0 <= point <= 25:
+        raise InvalidPositionError(
+            f"invalid point {point!r}: points are 1-24, 25 for the bar and 0 for off"
+        )
 
 
 def _validate(b: tuple[int, ...]) -> None:

@@ -352,3 +352,11 @@ def test_apply_rejects_a_play_from_another_position() -> None:
         Position().apply(play)
     assert START_ID in str(info.value)
     assert "'13/10'" in str(info.value)
+
+
+@pytest.mark.parametrize("point", [-1, 26, 1.5, True])
+def test_checker_counts_reject_points_off_the_board(point: Any) -> None:
+    with pytest.raises(InvalidPositionError, match="invalid point"):
+        Position().on_roll_at(point)
+    with pytest.raises(InvalidPositionError, match="invalid point"):
+        Position().opponent_at(point)
