@@ -1,0 +1,506 @@
+"""One game of backgammon as a state machine driven by the players' actions.
+
+A :class:`Game` knows whose decision it is, which actions are legal now, and
+refuses anything else with a :class:`MatchStateError` that names the action,
+the state and the reason, leaving the game exactly as it was. Every accepted
+action is kept in :attr:`Game.actions` (as :class:`~nard.notation.records.Action`
+values, the same the file formats hold), so a game can be replayed, exported
+and verified.
+
+Players are 0 and 1. The rules (RULES.md sections 2, 4-8) that depend on the
+kind of play (match or money) come in :class:`GameOptions`, which
+:class:`~nard.match.match.Match` and :class:`~nard.match.match.Session` fill in.
+
+>>> from nard.match.game import Game
+>>> game = Game()
+>>> game.opening_roll((3, 1))  # player 0 rolled the 3: player 0 plays 3-1
+>>> game.turn, game.decision.value
+(0, 'play')
+>>> game.play("8/5 6/5")
+>>> game.turn, sorted(a.value for a in game.legal_actions())
+(1, ['double', 'resign', 'roll'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import NoReturn, Protocol
+
+from nard.core import Dice, NardError, Play, Position, check_dice
+from nard.notation.records import Action, ActionKind
+
+__all__ = [
+    "Decision",
+    "DiceRoller",
+    "Game",
+    "GameAction",
+    "GameOptions",
+    "GameResult",
+    "MatchStateError",
+    "ResultKind",
+]
+
+
+class MatchStateError(NardError):
+    """An action that the rules do not allow in the current state."""
+
+
+class DiceRoller(Protocol):
+    """Where a game's dice come from (see :mod:`nard.match.dice`)."""
+
+    def roll(self) -> tuple[int, int]: ...
+
+    def opening_roll(self) -> tuple[int, int]: ...
+
+
+class Decision(StrEnum):
+    """What the player whose turn it is must decide now."""
+
+    OPENING_ROLL = "opening roll"  # both players roll one die
+    ROLL = "roll"  # roll, or double first (or resign)
+    PLAY = "play"  # the dice are rolled: play them (or resign)
+    TAKE_OR_PASS = "take or pass"  # a double is offered (beaver too, where allowed)
+    RACCOON_OR_ROLL = "raccoon or roll"  # after a beaver, the doubler may raccoon
+    ANSWER_RESIGNATION = "answer resignation"  # accept or reject
+    GAME_OVER = "game over"
+
+
+class GameAction(StrEnum):
+    """The actions a player can take."""
+
+    OPENING_ROLL = "opening roll"
+    ROLL = "roll"
+    PLAY = "play"
+    DOUBLE = "double"
+    TAKE = "take"
+    PASS = "pass"
+    BEAVER = "beaver"
+    RACCOON = "raccoon"
+    RESIGN = "resign"
+    ACCEPT = "accept"
+    REJECT = "reject"
+
+
+class ResultKind(StrEnum):
+    """How a game ended."""
+
+    SINGLE = "single"
+    GAMMON = "gammon"
+    BACKGAMMON = "backgammon"
+    PASS = "pass"  # a double was passed (dropped)
+    RESIGN = "resign"  # a resignation was accepted
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """The end of a game: ``winner`` scores ``points`` (= value x ``cube``)."""
+
+    winner: int
+    kind: ResultKind
+    cube: int
+    points: int
+
+
+@dataclass(frozen=True)
+class GameOptions:
+    """The rules in force for one game.
+
+    ``cube`` is False when the cube is out of play (cube off, or the Crawford
+    game). ``cube_cap`` limits the cube's value (None: no limit, a money
+    option). ``backgammon`` is what a backgammon counts (3, or 2 where that is
+    the custom). ``jacoby``, ``beavers``, ``raccoons`` and
+    ``automatic_doubles`` (the most per game; 0 = off) are money options.
+    ``holland_player`` (post-Crawford, Holland rule) may not double before
+    both sides have played two rolls.
+    """
+
+    cube: bool = True
+    cube_cap: int | None = 64
+    backgammon: int = 3
+    jacoby: bool = False
+    beavers: bool = False
+    raccoons: bool = False
+    automatic_doubles: int = 0
+    holland_player: int | None = None
+    crawford: bool = False
+
+    def __post_init__(self) -> None:
+        if self.backgammon not in (2, 3):
+            raise ValueError(f"backgammon must count 2 or 3, not {self.backgammon!r}")
+        if self.cube_cap is not None and (self.cube_cap < 1 or self.cube_cap & (self.cube_cap - 1)):
+            raise ValueError(f"cube cap {self.cube_cap!r} must be a power of two")
+        if self.automatic_doubles < 0:
+            raise ValueError(f"automatic doubles {self.automatic_doubles!r} must be >= 0")
+        if self.raccoons and not self.beavers:
+            raise ValueError("raccoons need beavers")
+        if self.crawford and self.cube:
+            raise ValueError("the cube is out of play in the Crawford game")
+
+
+@dataclass
+class _State:
+    """Everything that changes during a game (copied before each action)."""
+
+    decision: Decision = Decision.OPENING_ROLL
+    turn: int = 0  # the player who must decide now
+    on_roll: int = 0  # the player whose turn it is to roll and move
+    position: Position = field(default_factory=Position)  # seen from ``on_roll``
+    dice: Dice | None = None
+    cube_value: int = 1
+    cube_owner: int | None = None  # None: centred
+    cube_turned: bool = False  # a double was taken (Jacoby counts gammons then)
+    offered_resignation: int = 0
+    resumes: Decision = Decision.ROLL  # where play goes on after a rejected resignation
+    automatic_doubles: int = 0
+    rolls: list[int] = field(default_factory=lambda: [0, 0])
+    result: GameResult | None = None
+    actions: list[Action] = field(default_factory=list)
+
+
+class Game:
+    """One game between players 0 and 1, from the opening roll to its result."""
+
+    def __init__(self, options: GameOptions | None = None, dice: DiceRoller | None = None) -> None:
+        self.options = options or GameOptions()
+        self.dice_source = dice
+        self._s = _State()
+
+    # -- what the state is -------------------------------------------------
+    @property
+    def decision(self) -> Decision:
+        """What the player whose turn it is must decide."""
+        return self._s.decision
+
+    @property
+    def turn(self) -> int:
+        """The player who must act now."""
+        return self._s.turn
+
+    @property
+    def on_roll(self) -> int:
+        """The player whose turn it is to roll and move."""
+        return self._s.on_roll
+
+    @property
+    def position(self) -> Position:
+        """The board, seen from the player on roll."""
+        return self._s.position
+
+    def position_for(self, player: int) -> Position:
+        """The board seen from ``player``."""
+        return self._s.position if player == self._s.on_roll else self._s.position.flip()
+
+    @property
+    def dice(self) -> Dice | None:
+        """The dice to be played now (None before rolling)."""
+        return self._s.dice
+
+    @property
+    def cube_value(self) -> int:
+        return self._s.cube_value
+
+    @property
+    def cube_owner(self) -> int | None:
+        """The player who owns the cube; None while it is in the centre."""
+        return self._s.cube_owner
+
+    @property
+    def result(self) -> GameResult | None:
+        """How the game ended; None while it goes on."""
+        return self._s.result
+
+    @property
+    def is_over(self) -> bool:
+        return self._s.result is not None
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        """Every action accepted so far, in order."""
+        return tuple(self._s.actions)
+
+    def legal_plays(self) -> list[Play]:
+        """The plays of the rolled dice (empty before rolling)."""
+        s = self._s
+        return s.position.legal_plays(s.dice) if s.decision is Decision.PLAY and s.dice else []
+
+    def legal_actions(self) -> set[GameAction]:
+        """The actions the player whose turn it is may take now."""
+        s = self._s
+        d = s.decision
+        if d is Decision.OPENING_ROLL:
+            return {GameAction.OPENING_ROLL}
+        if d is Decision.ROLL:
+            acts = {GameAction.ROLL, GameAction.RESIGN}
+            if self._why_no_double() is None:
+                acts.add(GameAction.DOUBLE)
+            return acts
+        if d is Decision.PLAY:
+            return {GameAction.PLAY, GameAction.RESIGN}
+        if d is Decision.TAKE_OR_PASS:
+            acts = {GameAction.TAKE, GameAction.PASS}
+            if self.options.beavers and self._fits_cap(s.cube_value * 4):
+                acts.add(GameAction.BEAVER)
+            return acts
+        if d is Decision.RACCOON_OR_ROLL:
+            acts = {GameAction.ROLL, GameAction.RESIGN}
+            if self.options.raccoons and self._fits_cap(s.cube_value * 2):
+                acts.add(GameAction.RACCOON)
+            return acts
+        if d is Decision.ANSWER_RESIGNATION:
+            return {GameAction.ACCEPT, GameAction.REJECT}
+        return set()
+
+    # -- actions -----------------------------------------------------------
+    def opening_roll(self, dice: Sequence[int] | None = None) -> None:
+        """Both players roll one die (``dice[0]`` is player 0's); the higher plays both.
+
+        Equal dice are rolled again: from the dice source at once, or by
+        calling again when the dice are given. With automatic doubles (money)
+        each tie, up to the agreed number, doubles the cube, which stays in
+        the centre.
+        """
+        self._expect(GameAction.OPENING_ROLL, Decision.OPENING_ROLL)
+        while True:
+            d0, d1 = self._dice_or_roll(GameAction.OPENING_ROLL, dice, opening=True)
+            if d0 != d1:
+                break
+            s = self._copy()
+            if s.automatic_doubles < self.options.automatic_doubles and self._fits_cap(
+                s.cube_value * 2
+            ):
+                s.automatic_doubles += 1
+                s.cube_value *= 2
+            self._s = s
+            if dice is not None:
+                return
+        s = self._copy()
+        starter = 0 if d0 > d1 else 1
+        s.on_roll = s.turn = starter
+        s.dice = (d0, d1) if starter == 0 else (d1, d0)
+        s.decision = Decision.PLAY
+        self._s = s
+        self._after_roll()
+
+    def roll(self, dice: Sequence[int] | None = None) -> None:
+        """The player on roll rolls (from the dice source unless ``dice`` is given).
+
+        When the roll cannot be played the turn passes at once.
+        """
+        s0 = self._s
+        if s0.decision not in (Decision.ROLL, Decision.RACCOON_OR_ROLL):
+            self._refuse(GameAction.ROLL, "it is not the time to roll")
+        rolled = self._dice_or_roll(GameAction.ROLL, dice, opening=False)
+        s = self._copy()
+        s.dice = rolled
+        s.decision = Decision.PLAY
+        self._s = s
+        self._after_roll()
+
+    def _after_roll(self) -> None:
+        s = self._s
+        assert s.dice is not None
+        s.rolls[s.on_roll] += 1
+        if not s.position.legal_plays(s.dice):
+            s.actions.append(Action(s.on_roll, ActionKind.MOVE, dice=s.dice, play=""))
+            self._pass_turn(s, s.position.flip())
+
+    def play(self, play: Play | str) -> None:
+        """Play the rolled dice: a :class:`Play` or its text (``8/5 6/5``)."""
+        self._expect(GameAction.PLAY, Decision.PLAY)
+        s0 = self._s
+        assert s0.dice is not None
+        try:
+            if isinstance(play, str):
+                chosen = s0.position.parse_play(play, s0.dice)
+            else:
+                chosen = play
+                if chosen not in s0.position.legal_plays(s0.dice):
+                    raise ValueError(
+                        f"{s0.position.format_play(chosen)!r} is not a legal play of "
+                        f"{s0.dice[0]}-{s0.dice[1]} in {s0.position.position_id()}"
+                    )
+        except ValueError as exc:
+            self._refuse(GameAction.PLAY, str(exc))
+        s = self._copy()
+        text = s.position.format_play(chosen)
+        s.actions.append(Action(s.on_roll, ActionKind.MOVE, dice=s0.dice, play=text))
+        outcome = chosen.result.outcome()
+        if outcome:
+            # The player who just moved has borne off the last checker.
+            self._end(s, s.on_roll, -outcome, chosen.result)
+        else:
+            self._pass_turn(s, chosen.result)
+        self._s = s
+
+    def double(self) -> None:
+        """Offer the cube, before rolling."""
+        self._expect(GameAction.DOUBLE, Decision.ROLL)
+        why = self._why_no_double()
+        if why:
+            self._refuse(GameAction.DOUBLE, why)
+        s = self._copy()
+        s.actions.append(Action(s.on_roll, ActionKind.DOUBLE, cube=s.cube_value * 2))
+        s.turn = 1 - s.on_roll
+        s.decision = Decision.TAKE_OR_PASS
+        self._s = s
+
+    def take(self) -> None:
+        """Accept the double: the stake doubles and the taker owns the cube."""
+        self._expect(GameAction.TAKE, Decision.TAKE_OR_PASS)
+        s = self._copy()
+        s.actions.append(Action(s.turn, ActionKind.TAKE))
+        s.cube_value *= 2
+        s.cube_owner = s.turn
+        s.cube_turned = True
+        s.turn = s.on_roll
+        s.decision = Decision.ROLL
+        self._s = s
+
+    def pass_double(self) -> None:
+        """Refuse the double: the doubler wins the stake before the offer."""
+        self._expect(GameAction.PASS, Decision.TAKE_OR_PASS)
+        s = self._copy()
+        s.actions.append(Action(s.turn, ActionKind.DROP))
+        s.result = GameResult(s.on_roll, ResultKind.PASS, s.cube_value, s.cube_value)
+        s.decision = Decision.GAME_OVER
+        self._s = s
+
+    drop = pass_double
+
+    def beaver(self) -> None:
+        """Take and at once redouble, keeping the cube (money play, when agreed)."""
+        self._expect(GameAction.BEAVER, Decision.TAKE_OR_PASS)
+        if GameAction.BEAVER not in self.legal_actions():
+            self._refuse(GameAction.BEAVER, self._no_beaver_reason(4))
+        s = self._copy()
+        s.cube_value *= 4
+        s.actions.append(Action(s.turn, ActionKind.BEAVER, cube=s.cube_value))
+        s.cube_owner = s.turn
+        s.cube_turned = True
+        s.turn = s.on_roll
+        s.decision = Decision.RACCOON_OR_ROLL
+        self._s = s
+
+    def raccoon(self) -> None:
+        """After a beaver, the doubler redoubles again, keeping the cube."""
+        self._expect(GameAction.RACCOON, Decision.RACCOON_OR_ROLL)
+        if GameAction.RACCOON not in self.legal_actions():
+            self._refuse(GameAction.RACCOON, self._no_beaver_reason(2, raccoon=True))
+        s = self._copy()
+        s.cube_value *= 2
+        s.actions.append(Action(s.on_roll, ActionKind.RACCOON, cube=s.cube_value))
+        s.cube_owner = s.on_roll
+        s.decision = Decision.ROLL
+        self._s = s
+
+    def resign(self, points: int = 1) -> None:
+        """Offer to resign a single game (1), a gammon (2) or a backgammon (3)."""
+        if self._s.decision not in (Decision.ROLL, Decision.PLAY, Decision.RACCOON_OR_ROLL):
+            self._refuse(GameAction.RESIGN, "resigning is offered on one's own turn")
+        if points not in (1, 2, 3):
+            self._refuse(GameAction.RESIGN, f"a resignation is of 1, 2 or 3 points, not {points!r}")
+        s = self._copy()
+        s.actions.append(Action(s.on_roll, ActionKind.RESIGN, resign=points))
+        s.offered_resignation = points
+        s.resumes = s.decision
+        s.turn = 1 - s.on_roll
+        s.decision = Decision.ANSWER_RESIGNATION
+        self._s = s
+
+    def accept(self) -> None:
+        """Accept the resignation: the game ends for its value times the cube."""
+        self._expect(GameAction.ACCEPT, Decision.ANSWER_RESIGNATION)
+        s = self._copy()
+        s.actions.append(Action(s.turn, ActionKind.ACCEPT))
+        # The points offered stand as offered (as gnubg scores them): Jacoby
+        # reduces only gammons won on the board.
+        points = s.offered_resignation * s.cube_value
+        s.result = GameResult(s.turn, ResultKind.RESIGN, s.cube_value, points)
+        s.decision = Decision.GAME_OVER
+        self._s = s
+
+    def reject(self) -> None:
+        """Decline the resignation: play goes on where it was."""
+        self._expect(GameAction.REJECT, Decision.ANSWER_RESIGNATION)
+        s = self._copy()
+        s.actions.append(Action(s.turn, ActionKind.REJECT))
+        s.offered_resignation = 0
+        s.turn = s.on_roll
+        s.decision = s.resumes
+        self._s = s
+
+    # -- internals ---------------------------------------------------------
+    def _copy(self) -> _State:
+        s = self._s
+        return replace(s, rolls=list(s.rolls), actions=list(s.actions))
+
+    def _pass_turn(self, s: _State, next_position: Position) -> None:
+        s.position = next_position
+        s.on_roll = s.turn = 1 - s.on_roll
+        s.dice = None
+        s.decision = Decision.ROLL
+
+    def _end(self, s: _State, winner: int, value: int, final: Position) -> None:
+        s.position = final
+        s.on_roll = 1 - s.on_roll
+        s.turn = s.on_roll
+        s.dice = None
+        kind = {1: ResultKind.SINGLE, 2: ResultKind.GAMMON, 3: ResultKind.BACKGAMMON}[value]
+        counted = value
+        if value == 3:
+            counted = self.options.backgammon
+        if self.options.jacoby and not s.cube_turned:
+            counted = 1
+        s.result = GameResult(winner, kind, s.cube_value, counted * s.cube_value)
+        s.decision = Decision.GAME_OVER
+
+    def _fits_cap(self, value: int) -> bool:
+        cap = self.options.cube_cap
+        return cap is None or value <= cap
+
+    def _why_no_double(self) -> str | None:
+        s, o = self._s, self.options
+        if not o.cube:
+            return (
+                "the cube is out of play in the Crawford game"
+                if o.crawford
+                else ("the cube is not in use")
+            )
+        if s.cube_owner is not None and s.cube_owner != s.on_roll:
+            return f"player {s.cube_owner} owns the cube"
+        if not self._fits_cap(s.cube_value * 2):
+            return f"the cube is at its limit ({o.cube_cap})"
+        if o.holland_player == s.on_roll and min(s.rolls) < 2:
+            return "Holland rule: the trailer may not double before both sides have rolled twice"
+        return None
+
+    def _no_beaver_reason(self, factor: int, raccoon: bool = False) -> str:
+        o = self.options
+        if not (o.raccoons if raccoon else o.beavers):
+            return ("raccoons" if raccoon else "beavers") + " are not allowed in this game"
+        return f"the cube would pass its limit ({o.cube_cap})"
+
+    def _dice_or_roll(
+        self, action: GameAction, dice: Sequence[int] | None, *, opening: bool
+    ) -> Dice:
+        if dice is None:
+            if self.dice_source is None:
+                self._refuse(action, "no dice were given and the game has no dice source")
+            dice = self.dice_source.opening_roll() if opening else self.dice_source.roll()
+        try:
+            return check_dice(dice)
+        except ValueError as exc:
+            self._refuse(action, str(exc))
+
+    def _expect(self, action: GameAction, decision: Decision) -> None:
+        if self._s.decision is not decision:
+            self._refuse(action, f"the game is waiting for: {self._s.decision.value}")
+
+    def _refuse(self, action: GameAction, reason: str) -> NoReturn:
+        s = self._s
+        state = s.decision.value
+        if s.decision is not Decision.GAME_OVER and s.decision is not Decision.OPENING_ROLL:
+            state += f", player {s.turn} to act, position {s.position.position_id()}"
+        raise MatchStateError(f"cannot {action.value} ({state}): {reason}")
