@@ -167,6 +167,39 @@ class Game:
         self.dice_source = dice
         self._s = _State()
 
+    @classmethod
+    def from_position(
+        cls,
+        position: Position,
+        on_roll: int,
+        *,
+        cube_value: int = 1,
+        cube_owner: int | None = None,
+        options: GameOptions | None = None,
+        dice: DiceRoller | None = None,
+    ) -> Game:
+        """A game set up at ``position`` (seen from ``on_roll``), about to roll.
+
+        A cube above 1 with an owner counts as turned (for the Jacoby rule).
+        """
+        if on_roll not in (0, 1):
+            raise ValueError(f"on_roll must be player 0 or 1, not {on_roll!r}")
+        if cube_owner not in (None, 0, 1):
+            raise ValueError(f"cube owner must be None, 0 or 1, not {cube_owner!r}")
+        if cube_value < 1 or cube_value & (cube_value - 1):
+            raise ValueError(f"cube value {cube_value!r} must be a power of two")
+        if position.is_game_over():
+            raise ValueError(f"position {position.position_id()} is already over")
+        game = cls(options, dice)
+        s = game._s
+        s.position = position
+        s.on_roll = s.turn = on_roll
+        s.cube_value = cube_value
+        s.cube_owner = cube_owner
+        s.cube_turned = cube_owner is not None
+        s.decision = Decision.ROLL
+        return game
+
     # -- what the state is -------------------------------------------------
     @property
     def decision(self) -> Decision:
@@ -290,7 +323,7 @@ class Game:
         """
         s0 = self._s
         if s0.decision not in (Decision.ROLL, Decision.RACCOON_OR_ROLL):
-            self._refuse(GameAction.ROLL, "it is not the time to roll")
+            self._refuse(GameAction.ROLL, f"the game is waiting for: {s0.decision.value}")
         rolled = self._dice_or_roll(GameAction.ROLL, dice, opening=False)
         s = self._copy()
         s.dice = rolled
@@ -398,7 +431,11 @@ class Game:
     def resign(self, points: int = 1) -> None:
         """Offer to resign a single game (1), a gammon (2) or a backgammon (3)."""
         if self._s.decision not in (Decision.ROLL, Decision.PLAY, Decision.RACCOON_OR_ROLL):
-            self._refuse(GameAction.RESIGN, "resigning is offered on one's own turn")
+            self._refuse(
+                GameAction.RESIGN,
+                f"resigning is offered on one's own turn; the game is waiting for: "
+                f"{self._s.decision.value}",
+            )
         if points not in (1, 2, 3):
             self._refuse(GameAction.RESIGN, f"a resignation is of 1, 2 or 3 points, not {points!r}")
         s = self._copy()
