@@ -1,7 +1,8 @@
-"""Games, matches and money sessions: the layer between the rules and the players."""
+"""Games, matches, money sessions and chouette: the layer between the rules and the players."""
 
 from __future__ import annotations
 
+from nard.match.chouette import Chouette, ChouetteGame, ChouetteSettlement
 from nard.match.dice import (
     CommitmentMismatchError,
     DiceExhaustedError,
@@ -18,7 +19,6 @@ from nard.match.dice import (
 )
 from nard.match.game import (
     Decision,
-    DiceRoller,
     Game,
     GameAction,
     GameOptions,
@@ -26,13 +26,17 @@ from nard.match.game import (
     MatchStateError,
     ResultKind,
 )
+from nard.match.match import Match, MatchRules, MoneyRules, Session
+from nard.match.replay import RecordError, ReplayedGame, ReplayedMatch, replay
 
 __all__ = [
+    "Chouette",
+    "ChouetteGame",
+    "ChouetteSettlement",
     "CommitmentMismatchError",
     "Decision",
     "DiceExhaustedError",
     "DiceMismatch",
-    "DiceRoller",
     "DiceSource",
     "FairDice",
     "FixedDice",
@@ -41,11 +45,19 @@ __all__ = [
     "GameOptions",
     "GameResult",
     "InvalidFairDiceError",
+    "Match",
+    "MatchRules",
     "MatchStateError",
+    "MoneyRules",
+    "RecordError",
+    "ReplayedGame",
+    "ReplayedMatch",
     "ResultKind",
     "SeedRevealedError",
     "SeededDice",
+    "Session",
     "fair_die",
+    "replay",
     "seed_commitment",
     "verify_rolls",
 ]

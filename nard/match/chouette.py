@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from nard.match.game import DiceRoller, Game, GameOptions, MatchStateError
+from nard.match.dice import DiceSource
+from nard.match.game import Game, GameOptions, MatchStateError
 from nard.match.match import MoneyRules
 
 __all__ = ["Chouette", "ChouetteGame", "ChouetteSettlement"]
@@ -106,7 +107,7 @@ class Chouette:
     """A chouette table for 3-8 players, with its line, games and totals."""
 
     def __init__(
-        self, line: Sequence[str], rules: MoneyRules | None = None, dice: DiceRoller | None = None
+        self, line: Sequence[str], rules: MoneyRules | None = None, dice: DiceSource | None = None
     ) -> None:
         names = list(line)
         if not 3 <= len(names) <= 8:
@@ -125,7 +126,7 @@ class Chouette:
         cls,
         rolls: Mapping[str, int],
         rules: MoneyRules | None = None,
-        dice: DiceRoller | None = None,
+        dice: DiceSource | None = None,
     ) -> Chouette:
         """Seat the players by the dice they rolled: highest in the box, then captain...
 

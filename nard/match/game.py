@@ -26,14 +26,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import NoReturn, Protocol
+from typing import NoReturn
 
 from nard.core import Dice, NardError, Play, Position, check_dice
+from nard.match.dice import DiceSource
 from nard.notation.records import Action, ActionKind
 
 __all__ = [
     "Decision",
-    "DiceRoller",
     "Game",
     "GameAction",
     "GameOptions",
@@ -45,14 +45,6 @@ __all__ = [
 
 class MatchStateError(NardError):
     """An action that the rules do not allow in the current state."""
-
-
-class DiceRoller(Protocol):
-    """Where a game's dice come from (see :mod:`nard.match.dice`)."""
-
-    def roll(self) -> tuple[int, int]: ...
-
-    def opening_roll(self) -> tuple[int, int]: ...
 
 
 class Decision(StrEnum):
@@ -162,7 +154,7 @@ class _State:
 class Game:
     """One game between players 0 and 1, from the opening roll to its result."""
 
-    def __init__(self, options: GameOptions | None = None, dice: DiceRoller | None = None) -> None:
+    def __init__(self, options: GameOptions | None = None, dice: DiceSource | None = None) -> None:
         self.options = options or GameOptions()
         self.dice_source = dice
         self._s = _State()
@@ -176,7 +168,7 @@ class Game:
         cube_value: int = 1,
         cube_owner: int | None = None,
         options: GameOptions | None = None,
-        dice: DiceRoller | None = None,
+        dice: DiceSource | None = None,
     ) -> Game:
         """A game set up at ``position`` (seen from ``on_roll``), about to roll.
 
@@ -444,6 +436,24 @@ class Game:
         s.resumes = s.decision
         s.turn = 1 - s.on_roll
         s.decision = Decision.ANSWER_RESIGNATION
+        self._s = s
+
+    def concede(self, player: int, points: int) -> None:
+        """``player`` gives up the game for ``points`` (1-3) times the cube, at once.
+
+        For records in which a resignation was offered and accepted off the
+        resigner's turn (gnubg's ``.mat`` files keep only ``Wins N points``).
+        """
+        if self._s.decision in (Decision.OPENING_ROLL, Decision.GAME_OVER):
+            self._refuse(GameAction.RESIGN, f"the game is waiting for: {self._s.decision.value}")
+        if player not in (0, 1) or points not in (1, 2, 3):
+            self._refuse(GameAction.RESIGN, f"player {player!r} cannot concede {points!r} points")
+        s = self._copy()
+        s.actions.append(Action(player, ActionKind.RESIGN, resign=points))
+        s.actions.append(Action(1 - player, ActionKind.ACCEPT))
+        points_won = points * s.cube_value
+        s.result = GameResult(1 - player, ResultKind.RESIGN, s.cube_value, points_won)
+        s.decision = Decision.GAME_OVER
         self._s = s
 
     def accept(self) -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nard.match.game import DiceRoller, Game, GameOptions, GameResult, MatchStateError
+from nard.match.dice import DiceSource
+from nard.match.game import Game, GameOptions, GameResult, MatchStateError
 
 __all__ = ["Match", "MatchRules", "MoneyRules", "Session"]
 
@@ -52,7 +53,7 @@ class MoneyRules:
 class _Games:
     """What matches and sessions share: the games played and the running score."""
 
-    def __init__(self, dice: DiceRoller | None) -> None:
+    def __init__(self, dice: DiceSource | None) -> None:
         self.dice = dice
         self.games: list[Game] = []
         self._counted = 0
@@ -87,7 +88,7 @@ class Match(_Games):
     """A match to ``length`` points between players 0 and 1."""
 
     def __init__(
-        self, length: int, rules: MatchRules | None = None, dice: DiceRoller | None = None
+        self, length: int, rules: MatchRules | None = None, dice: DiceSource | None = None
     ) -> None:
         if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= 64:
             raise ValueError(f"invalid match length {length!r}: a match is to 1-64 points")
@@ -139,7 +140,7 @@ class Match(_Games):
 class Session(_Games):
     """Money play: any number of games, each settled at its final stake."""
 
-    def __init__(self, rules: MoneyRules | None = None, dice: DiceRoller | None = None) -> None:
+    def __init__(self, rules: MoneyRules | None = None, dice: DiceSource | None = None) -> None:
         super().__init__(dice)
         self.rules = rules or MoneyRules()
 

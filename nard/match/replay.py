@@ -1,0 +1,209 @@
+"""Replaying a recorded match through the rules, and what it proves.
+
+:func:`replay` takes a :class:`~nard.notation.records.MatchRecord` (read from
+``.mat``, SGF or nard's JSON) and plays every action through a
+:class:`~nard.match.match.Match` or :class:`~nard.match.match.Session`: each
+roll, play and cube action must be legal where it stands. The first one that
+is not raises :class:`RecordError` naming the game, the action and the reason.
+The result lists every game's winner, points, kind of result and cube, and
+the final score (plain sums, not capped at the match length).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from nard.core import NardError
+from nard.match.game import Game, MatchStateError, ResultKind
+from nard.match.match import Match, MatchRules, MoneyRules, Session
+from nard.notation.records import Action, ActionKind, GameRecord, MatchRecord
+
+__all__ = ["RecordError", "ReplayedGame", "ReplayedMatch", "replay"]
+
+
+class RecordError(NardError, ValueError):
+    """A record that the rules reject: names the game, the action and the reason."""
+
+
+@dataclass(frozen=True)
+class ReplayedGame:
+    """One game as the rules scored it."""
+
+    number: int
+    winner: int
+    points: int
+    result: ResultKind
+    cube: int
+    game: Game
+
+
+@dataclass(frozen=True)
+class ReplayedMatch:
+    """A whole record, replayed."""
+
+    match_length: int
+    games: tuple[ReplayedGame, ...]
+    final_score: tuple[int, int]
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary ``nard replay --json`` prints."""
+        return {
+            "match_length": self.match_length,
+            "games": [
+                {"winner": g.winner, "points": g.points, "result": g.result.value, "cube": g.cube}
+                for g in self.games
+            ],
+            "final_score": list(self.final_score),
+        }
+
+
+def _describe(action: Action) -> str:
+    text = f"player {action.player} {action.kind.value}"
+    if action.dice:
+        text += f" {action.dice[0]}{action.dice[1]}"
+    if action.play:
+        text += f" {action.play}"
+    if action.cube:
+        text += f" to {action.cube}"
+    if action.resign:
+        text += f" {action.resign}"
+    return text
+
+
+def replay(record: MatchRecord) -> ReplayedMatch:
+    """Replay ``record`` through the rules; raises :class:`RecordError` on the first fault."""
+    beavers = any(a.kind is ActionKind.BEAVER for g in record.games for a in g.actions)
+    raccoons = any(a.kind is ActionKind.RACCOON for g in record.games for a in g.actions)
+    games: Match | Session
+    if record.match_length:
+        try:
+            games = Match(record.match_length, MatchRules(crawford=record.crawford_rule))
+        except ValueError as exc:
+            raise RecordError(f"invalid record: {exc}") from None
+    else:
+        rules = MoneyRules(jacoby=record.jacoby, beavers=beavers, raccoons=raccoons, cube_cap=None)
+        games = Session(rules)
+    replayed: list[ReplayedGame] = []
+    for number, game_record in enumerate(record.games, start=1):
+        where = f"game {number}"
+        if isinstance(games, Match) and games.is_over:
+            raise RecordError(f"{where}: the match was already over at {games.score}")
+        if game_record.score != games.score:
+            raise RecordError(
+                f"{where}: the record gives the score {game_record.score[0]}-"
+                f"{game_record.score[1]} but the games before make it "
+                f"{games.score[0]}-{games.score[1]}"
+            )
+        game = games.new_game()
+        _replay_game(game, game_record, where)
+        result = game.result
+        assert result is not None
+        replayed.append(
+            ReplayedGame(number, result.winner, result.points, result.kind, result.cube, game)
+        )
+    return ReplayedMatch(record.match_length, tuple(replayed), games.score)
+
+
+def _replay_game(game: Game, record: GameRecord, where: str) -> None:
+    for index, action in enumerate(record.actions, start=1):
+        at = f"{where}, action {index} ({_describe(action)})"
+        if game.is_over:
+            raise RecordError(f"{at}: the game was already over")
+        try:
+            _apply(game, action)
+        except (MatchStateError, ValueError) as exc:
+            raise RecordError(f"{at}: {exc}") from None
+    if not game.is_over:
+        _conclude_by_resignation(game, record, where)
+    result = game.result
+    assert result is not None
+    if record.winner is not None and record.winner != result.winner:
+        raise RecordError(
+            f"{where}: the record says player {record.winner} won, "
+            f"but the rules give the game to player {result.winner}"
+        )
+    if record.points is not None and record.points != result.points:
+        raise RecordError(
+            f"{where}: the record says {record.points} points, "
+            f"but the rules score the game {result.points} ({result.kind.value}, "
+            f"cube {result.cube})"
+        )
+
+
+def _apply(game: Game, action: Action) -> None:
+    kind = action.kind
+    actor = game.on_roll if kind in _BY_ROLLER else 1 - game.on_roll
+    if game.decision.value != "opening roll" and action.player != actor:
+        raise ValueError(
+            f"it is player {actor}'s {'turn' if kind in _BY_ROLLER else 'answer'}, "
+            f"not player {action.player}'s"
+        )
+    if kind is ActionKind.MOVE:
+        if action.dice is None:
+            raise ValueError("a move without dice")
+        d1, d2 = action.dice
+        if game.decision.value == "opening roll":
+            if d1 == d2:
+                raise ValueError(f"an opening roll cannot be a double ({d1}{d2})")
+            hi, lo = max(d1, d2), min(d1, d2)
+            game.opening_roll((hi, lo) if action.player == 0 else (lo, hi))
+        else:
+            game.roll((d1, d2))
+        if game.dice is None:  # nothing could be played: the turn has passed
+            if action.play:
+                raise ValueError(f"{action.play!r} was played but the roll cannot be played")
+            return
+        if not action.play:
+            raise ValueError(
+                f"no play recorded but {d1}{d2} can be played "
+                f"(in position {game.position.position_id()})"
+            )
+        game.play(action.play)
+    elif kind is ActionKind.DOUBLE:
+        game.double()
+        _check_cube(game, action, game.cube_value * 2)
+    elif kind is ActionKind.TAKE:
+        game.take()
+    elif kind is ActionKind.DROP:
+        game.pass_double()
+    elif kind is ActionKind.BEAVER:
+        game.beaver()
+        _check_cube(game, action, game.cube_value)
+    elif kind is ActionKind.RACCOON:
+        game.raccoon()
+        _check_cube(game, action, game.cube_value)
+    elif kind is ActionKind.RESIGN:
+        game.resign(action.resign or 1)
+    elif kind is ActionKind.ACCEPT:
+        game.accept()
+    elif kind is ActionKind.REJECT:
+        game.reject()
+
+
+_BY_ROLLER = frozenset({ActionKind.MOVE, ActionKind.DOUBLE, ActionKind.RESIGN, ActionKind.RACCOON})
+
+
+def _check_cube(game: Game, action: Action, value: int) -> None:
+    if action.cube is not None and action.cube != value:
+        raise ValueError(f"the cube goes to {value}, not {action.cube}")
+
+
+def _conclude_by_resignation(game: Game, record: GameRecord, where: str) -> None:
+    """A game that stops with checkers on the board ended by a resignation.
+
+    gnubg's ``.mat`` files write only ``Wins N points`` for it: N must be 1, 2
+    or 3 times the cube, and the loser resigns it.
+    """
+    if record.winner is None or record.points is None:
+        raise RecordError(f"{where}: the record ends before the game does (truncated?)")
+    level, rest = divmod(record.points, game.cube_value)
+    if rest or level not in (1, 2, 3):
+        raise RecordError(
+            f"{where}: the game stops with checkers on the board, and {record.points} "
+            f"points are not a resignation of 1, 2 or 3 times the cube ({game.cube_value})"
+        )
+    try:
+        game.concede(1 - record.winner, level)
+    except MatchStateError as exc:
+        raise RecordError(f"{where}: {exc}") from None
