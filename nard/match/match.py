@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from nard.match.dice import DiceSource
 from nard.match.game import Game, GameOptions, GameResult, MatchStateError
+from nard.notation.records import GameRecord, MatchRecord
 
 __all__ = ["Match", "MatchRules", "MoneyRules", "Session"]
 
@@ -76,6 +77,25 @@ class _Games:
             assert result is not None
             self._score[result.winner] += result.points
             self._counted += 1
+
+    def _game_records(self) -> tuple[GameRecord, ...]:
+        records = []
+        score = [0, 0]
+        for number, game in enumerate(self.games, start=1):
+            result = game.result
+            records.append(
+                GameRecord(
+                    number=number,
+                    score=(score[0], score[1]),
+                    actions=game.actions,
+                    winner=result.winner if result else None,
+                    points=result.points if result else None,
+                    crawford=game.options.crawford,
+                )
+            )
+            if result:
+                score[result.winner] += result.points
+        return tuple(records)
 
     def _check_can_start(self) -> None:
         if self.games and not self.games[-1].is_over:
@@ -137,6 +157,16 @@ class Match(_Games):
         return game
 
 
+    def to_record(self, players: tuple[str, str] = ("Player 0", "Player 1")) -> MatchRecord:
+        """The match as a record (for the file formats), every action included."""
+        return MatchRecord(
+            match_length=self.length,
+            games=self._game_records(),
+            players=players,
+            crawford_rule=self.rules.crawford,
+        )
+
+
 class Session(_Games):
     """Money play: any number of games, each settled at its final stake."""
 
@@ -162,3 +192,9 @@ class Session(_Games):
         )
         self.games.append(game)
         return game
+
+    def to_record(self, players: tuple[str, str] = ("Player 0", "Player 1")) -> MatchRecord:
+        """The session as a record (match length 0), every action included."""
+        return MatchRecord(
+            match_length=0, games=self._game_records(), players=players, jacoby=self.rules.jacoby
+        )

@@ -12,6 +12,7 @@ from nard import CHECKERS
 from nard.match import Decision, Game, GameAction, GameOptions, MatchStateError
 from nard.match.dice import SeededDice
 from nard.match.match import Match, MatchRules, MoneyRules, Session
+from tests.match.random_play import random_step
 
 
 def _win(games: Match | Session, winner: int, points: int) -> Game:
@@ -141,38 +142,18 @@ def test_random_matches_keep_every_invariant(seed: int, length: int) -> None:
     rng = random.Random(seed)
     match = Match(length, dice=SeededDice(seed))
     previous = (0, 0)
-    for _ in range(40):
-        if match.is_over:
-            break
+    while not match.is_over:
         game = match.new_game()
-        for _step in range(2000):
-            if game.is_over:
-                break
+        while not game.is_over:
             assert _checkers(game) == (CHECKERS, CHECKERS)
             assert 1 <= game.cube_value <= 64
-            actions = sorted(game.legal_actions())
-            action = rng.choice(actions)
-            if action is GameAction.OPENING_ROLL:
-                game.opening_roll()
-            elif action is GameAction.ROLL:
-                game.roll()
-            elif action is GameAction.PLAY:
-                game.play(rng.choice(game.legal_plays()))
-            elif action is GameAction.RESIGN:
-                if rng.random() < 0.9:
-                    continue  # rarely: let games reach their end on the board too
-                game.resign(rng.randint(1, 3))
-            else:
-                weights = {GameAction.DOUBLE: 0.1, GameAction.PASS: 0.2, GameAction.ACCEPT: 0.2}
-                if rng.random() > weights.get(action, 1.0):
-                    continue
-                getattr(game, {"pass": "pass_double"}.get(action.value, action.value))()
-        assert game.is_over and game.decision is Decision.GAME_OVER
+            random_step(game, rng)
+        assert game.decision is Decision.GAME_OVER
         result = game.result
         assert result is not None and result.winner in (0, 1) and result.points >= 1
         score = match.score
         assert score[result.winner] == previous[result.winner] + result.points
         assert score[1 - result.winner] == previous[1 - result.winner]
         previous = score
-    assert match.is_over and match.winner in (0, 1)
+    assert match.winner in (0, 1)
     assert sum(1 for s in match.score if s >= length) == 1
