@@ -14,6 +14,7 @@ from nard.core.errors import (
     InvalidNotationError,
     InvalidPositionError,
     InvalidPositionIdError,
+    InvalidRecordError,
     InvalidXgidError,
     NardError,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "InvalidNotationError",
     "InvalidPositionError",
     "InvalidPositionIdError",
+    "InvalidRecordError",
     "InvalidXgidError",
     "Move",
     "NardError",

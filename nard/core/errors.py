@@ -16,6 +16,7 @@ __all__ = [
     "InvalidNotationError",
     "InvalidPositionError",
     "InvalidPositionIdError",
+    "InvalidRecordError",
     "InvalidXgidError",
     "NardError",
 ]
@@ -51,6 +52,11 @@ class InvalidMatchIdError(InvalidNotationError):
 
 class InvalidMatchStateError(NardError, ValueError):
     """A match state that cannot occur: a score past the match length, a die of 7..."""
+
+
+class InvalidRecordError(InvalidNotationError):
+    """A match record file (.mat, SGF, nard's JSON) that cannot be read: the message
+    names the line or game and action, and the problem."""
 
 
 class InvalidXgidError(InvalidNotationError):

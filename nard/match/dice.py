@@ -42,6 +42,7 @@ __all__ = [
     "FairDice",
     "FixedDice",
     "InvalidFairDiceError",
+    "RecordingDice",
     "SeedRevealedError",
     "SeededDice",
     "fair_die",
@@ -167,6 +168,32 @@ class FixedDice:
     def opening_roll(self) -> Dice:
         """The next pair, read as player 0's die then player 1's."""
         return self.roll()
+
+
+class RecordingDice:
+    """Another source's dice, each die kept in :attr:`log` in the order drawn.
+
+    Tied opening rolls are kept too, so that a match played with
+    :class:`FairDice` can be checked die by die against the revealed seed.
+
+    >>> dice = RecordingDice(FixedDice([(4, 4), (3, 1)]))
+    >>> dice.opening_roll(), dice.opening_roll(), dice.log
+    ((4, 4), (3, 1), [4, 4, 3, 1])
+    """
+
+    def __init__(self, source: DiceSource) -> None:
+        self.source = source
+        self.log: list[int] = []
+
+    def roll(self) -> Dice:
+        dice = self.source.roll()
+        self.log.extend(dice)
+        return dice
+
+    def opening_roll(self) -> Dice:
+        dice = self.source.opening_roll()
+        self.log.extend(dice)
+        return dice
 
 
 def _check_server_seed(server_seed: bytes) -> bytes:

@@ -145,6 +145,7 @@ class _State:
     cube_turned: bool = False  # a double was taken (Jacoby counts gammons then)
     offered_resignation: int = 0
     resumes: Decision = Decision.ROLL  # where play goes on after a rejected resignation
+    roll_recorded: bool = False  # the dice now rolled are already in ``actions``
     automatic_doubles: int = 0
     rolls: list[int] = field(default_factory=lambda: [0, 0])
     result: GameResult | None = None
@@ -431,6 +432,7 @@ class Game:
         if points not in (1, 2, 3):
             self._refuse(GameAction.RESIGN, f"a resignation is of 1, 2 or 3 points, not {points!r}")
         s = self._copy()
+        self._record_unplayed_roll(s)
         s.actions.append(Action(s.on_roll, ActionKind.RESIGN, resign=points))
         s.offered_resignation = points
         s.resumes = s.decision
@@ -449,6 +451,7 @@ class Game:
         if player not in (0, 1) or points not in (1, 2, 3):
             self._refuse(GameAction.RESIGN, f"player {player!r} cannot concede {points!r} points")
         s = self._copy()
+        self._record_unplayed_roll(s)
         s.actions.append(Action(player, ActionKind.RESIGN, resign=points))
         s.actions.append(Action(1 - player, ActionKind.ACCEPT))
         points_won = points * s.cube_value
@@ -483,7 +486,17 @@ class Game:
         s = self._s
         return replace(s, rolls=list(s.rolls), actions=list(s.actions))
 
+    @staticmethod
+    def _record_unplayed_roll(s: _State) -> None:
+        """Rolled dice are kept even when the game ends before they are played
+        (a move with ``play`` None: rolled, not played), so every die drawn
+        stays in the record."""
+        if s.decision is Decision.PLAY and s.dice and not s.roll_recorded:
+            s.actions.append(Action(s.on_roll, ActionKind.MOVE, dice=s.dice, play=None))
+            s.roll_recorded = True
+
     def _pass_turn(self, s: _State, next_position: Position) -> None:
+        s.roll_recorded = False
         s.position = next_position
         s.on_roll = s.turn = 1 - s.on_roll
         s.dice = None

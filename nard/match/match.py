@@ -156,7 +156,6 @@ class Match(_Games):
         self._starts.append(score)
         return game
 
-
     def to_record(self, players: tuple[str, str] = ("Player 0", "Player 1")) -> MatchRecord:
         """The match as a record (for the file formats), every action included."""
         return MatchRecord(

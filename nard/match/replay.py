@@ -143,7 +143,11 @@ def _apply(game: Game, action: Action) -> None:
         if action.dice is None:
             raise ValueError("a move without dice")
         d1, d2 = action.dice
-        if game.decision.value == "opening roll":
+        if game.decision.value == "play":
+            # The roll was recorded before (rolled, then a resignation was declined).
+            if game.dice is None or sorted(game.dice) != sorted((d1, d2)):
+                raise ValueError(f"the dice rolled were {game.dice}, not {d1}{d2}")
+        elif game.decision.value == "opening roll":
             if d1 == d2:
                 raise ValueError(f"an opening roll cannot be a double ({d1}{d2})")
             hi, lo = max(d1, d2), min(d1, d2)
@@ -154,6 +158,8 @@ def _apply(game: Game, action: Action) -> None:
             if action.play:
                 raise ValueError(f"{action.play!r} was played but the roll cannot be played")
             return
+        if action.play is None:
+            return  # rolled, not played (a resignation follows)
         if not action.play:
             raise ValueError(
                 f"no play recorded but {d1}{d2} can be played "
