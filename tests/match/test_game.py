@@ -298,3 +298,46 @@ def test_jacoby_counts_an_automatic_double_as_not_turned() -> None:
     setup.roll((3, 2))
     setup.play("1/off")
     assert setup.result == GameResult(0, ResultKind.GAMMON, 2, 2)
+
+
+@pytest.mark.parametrize("kind", [ResultKind.SINGLE, ResultKind.GAMMON, ResultKind.BACKGAMMON])
+@pytest.mark.parametrize("cube_history", ["centred", "doubled", "beavered", "automatic"])
+@pytest.mark.parametrize("jacoby", [False, True])
+@pytest.mark.parametrize("backgammon", [2, 3])
+def test_scoring_by_cube_history(
+    kind: ResultKind, cube_history: str, jacoby: bool, backgammon: int
+) -> None:
+    """Every combination of result x how the cube got its value x Jacoby x the
+    backgammon count, reached through real cube actions."""
+    options = GameOptions(jacoby=jacoby, backgammon=backgammon, beavers=True, automatic_doubles=1)
+    pos = Position.from_points(_LAST, _LOSERS[kind])
+    if cube_history == "automatic":
+        # An automatic double on the opening roll: value 2, never turned.
+        game = Game(options)
+        game.opening_roll((4, 4))
+        cube, turned = 2, False
+        setup = Game.from_position(pos, 0, cube_value=2, options=options)
+        assert game.cube_value == 2 and game.cube_owner is None
+        game = setup
+    else:
+        # Player 1 (the loser-to-be) is on roll first, so that it can double.
+        game = Game.from_position(pos.flip(), 1, options=options)
+        cube, turned = 1, False
+        if cube_history == "doubled":
+            game.double()
+            game.take()
+            cube, turned = 2, True
+        elif cube_history == "beavered":
+            game.double()
+            game.beaver()  # player 0 beavers; player 1 declines to raccoon
+            cube, turned = 4, True
+        game.roll((1, 1))
+        # Player 1 moves only its 6-point checkers (a back checker stays back).
+        game.play(next(p for p in game.legal_plays() if all(m.from_point == 6 for m in p.moves)))
+    assert game.on_roll == 0
+    game.roll((6, 5))
+    game.play("1/off")
+    value = {ResultKind.SINGLE: 1, ResultKind.GAMMON: 2, ResultKind.BACKGAMMON: backgammon}[kind]
+    if jacoby and not turned:
+        value = 1
+    assert game.result == GameResult(0, kind, cube, value * cube)
