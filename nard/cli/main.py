@@ -44,6 +44,18 @@ def _build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="draw a position with its pip counts")
     show.add_argument("position_id", metavar="POSITION", help=where)
 
+    rep = sub.add_parser("replay", help="check a match record (.mat, .sgf, .json) move by move")
+    rep.add_argument("file", metavar="FILE")
+    rep.add_argument("--json", action="store_true", help="print the games and score as JSON")
+
+    ver = sub.add_parser("verify", help="recompute every die of a fair-dice match record")
+    ver.add_argument("file", metavar="RECORD", help="nard's JSON record with the revealed seed")
+
+    exp = sub.add_parser("export", help="convert a match record between .mat, .sgf and .json")
+    exp.add_argument("source", metavar="IN")
+    exp.add_argument("target", metavar="OUT")
+    exp.add_argument("--to", choices=("mat", "sgf", "json"), help="format (default: OUT's)")
+
     play = sub.add_parser("play", help="play a game in the terminal against the computer")
     play.add_argument("--seed", type=int, default=None, help="dice seed (default: random)")
     play.add_argument(
@@ -129,6 +141,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_moves(args)
         if args.command == "show":
             return _cmd_show(args)
+        if args.command in ("replay", "verify", "export"):
+            from nard.cli import records
+
+            if args.command == "replay":
+                return records.cmd_replay(args.file, args.json)
+            if args.command == "verify":
+                return records.cmd_verify(args.file)
+            return records.cmd_export(args.source, args.target, args.to)
         from nard.cli.play import run_terminal_game
 
         return run_terminal_game(seed=args.seed, computer_first=args.computer_first)
