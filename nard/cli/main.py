@@ -47,6 +47,11 @@ def _build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("replay", help="check a match record (.mat, .sgf, .json) move by move")
     rep.add_argument("file", metavar="FILE")
     rep.add_argument("--json", action="store_true", help="print the games and score as JSON")
+    rep.add_argument(
+        "--no-crawford",
+        action="store_true",
+        help="the match was played without the Crawford rule (a .mat file cannot say so)",
+    )
 
     ver = sub.add_parser("verify", help="recompute every die of a fair-dice match record")
     ver.add_argument("file", metavar="RECORD", help="nard's JSON record with the revealed seed")
@@ -145,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nard.cli import records
 
             if args.command == "replay":
-                return records.cmd_replay(args.file, args.json)
+                return records.cmd_replay(args.file, args.json, crawford=not args.no_crawford)
             if args.command == "verify":
                 return records.cmd_verify(args.file)
             return records.cmd_export(args.source, args.target, args.to)

@@ -83,9 +83,9 @@ def _summary(record: MatchRecord, replayed: ReplayedMatch) -> str:
     return "\n".join(lines)
 
 
-def cmd_replay(path: str, as_json: bool) -> int:
+def cmd_replay(path: str, as_json: bool, crawford: bool = True) -> int:
     record, _ = load_record(path)
-    replayed = replay(record)
+    replayed = replay(record, crawford=None if crawford else False)
     if as_json:
         print(json.dumps(replayed.to_json()))
     else:

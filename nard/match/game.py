@@ -55,6 +55,7 @@ class Decision(StrEnum):
     PLAY = "play"  # the dice are rolled: play them (or resign)
     TAKE_OR_PASS = "take or pass"  # a double is offered (beaver too, where allowed)
     RACCOON_OR_ROLL = "raccoon or roll"  # after a beaver, the doubler may raccoon
+    ACCEPT_OR_BEAVER = "accept or beaver"  # after a raccoon, the doubled side answers
     ANSWER_RESIGNATION = "answer resignation"  # accept or reject
     GAME_OVER = "game over"
 
@@ -104,6 +105,8 @@ class GameOptions:
     option). ``backgammon`` is what a backgammon counts (3, or 2 where that is
     the custom). ``jacoby``, ``beavers``, ``raccoons`` and
     ``automatic_doubles`` (the most per game; 0 = off) are money options.
+    ``animals`` is the most beavers and raccoons in a row after one double
+    (gnubg's ``set beavers N``; default 1 with beavers, 2 with raccoons).
     ``holland_player`` (post-Crawford, Holland rule) may not double before
     both sides have played two rolls.
     """
@@ -117,6 +120,14 @@ class GameOptions:
     automatic_doubles: int = 0
     holland_player: int | None = None
     crawford: bool = False
+    animals: int | None = None
+
+    @property
+    def animal_limit(self) -> int:
+        """How many beavers and raccoons may follow one double."""
+        if self.animals is not None:
+            return self.animals
+        return 2 if self.raccoons else 1 if self.beavers else 0
 
     def __post_init__(self) -> None:
         if self.backgammon not in (2, 3):
@@ -127,6 +138,8 @@ class GameOptions:
             raise ValueError(f"automatic doubles {self.automatic_doubles!r} must be >= 0")
         if self.raccoons and not self.beavers:
             raise ValueError("raccoons need beavers")
+        if self.animals is not None and (self.animals < 0 or not self.beavers):
+            raise ValueError(f"animals {self.animals!r}: a limit of 0 or more, with beavers")
         if self.crawford and self.cube:
             raise ValueError("the cube is out of play in the Crawford game")
 
@@ -146,6 +159,7 @@ class _State:
     offered_resignation: int = 0
     resumes: Decision = Decision.ROLL  # where play goes on after a rejected resignation
     roll_recorded: bool = False  # the dice now rolled are already in ``actions``
+    animals: int = 0  # beavers and raccoons since the last double
     automatic_doubles: int = 0
     rolls: list[int] = field(default_factory=lambda: [0, 0])
     result: GameResult | None = None
@@ -266,12 +280,17 @@ class Game:
             return {GameAction.PLAY, GameAction.RESIGN}
         if d is Decision.TAKE_OR_PASS:
             acts = {GameAction.TAKE, GameAction.PASS}
-            if self.options.beavers and self._fits_cap(s.cube_value * 4):
+            if self._why_no_animal(beaver=True) is None:
+                acts.add(GameAction.BEAVER)
+            return acts
+        if d is Decision.ACCEPT_OR_BEAVER:
+            acts = {GameAction.TAKE}
+            if self._why_no_animal(beaver=True) is None:
                 acts.add(GameAction.BEAVER)
             return acts
         if d is Decision.RACCOON_OR_ROLL:
             acts = {GameAction.ROLL, GameAction.RESIGN}
-            if self.options.raccoons and self._fits_cap(s.cube_value * 2):
+            if self._why_no_animal(beaver=False) is None:
                 acts.add(GameAction.RACCOON)
             return acts
         if d is Decision.ANSWER_RESIGNATION:
@@ -368,12 +387,23 @@ class Game:
             self._refuse(GameAction.DOUBLE, why)
         s = self._copy()
         s.actions.append(Action(s.on_roll, ActionKind.DOUBLE, cube=s.cube_value * 2))
+        s.animals = 0
         s.turn = 1 - s.on_roll
         s.decision = Decision.TAKE_OR_PASS
         self._s = s
 
     def take(self) -> None:
-        """Accept the double: the stake doubles and the taker owns the cube."""
+        """Accept the double: the stake doubles and the taker owns the cube.
+
+        After a raccoon, accept it (the stake is already raised) and play on.
+        """
+        if self._s.decision is Decision.ACCEPT_OR_BEAVER:
+            s = self._copy()
+            s.actions.append(Action(s.turn, ActionKind.TAKE))
+            s.turn = s.on_roll
+            s.decision = Decision.ROLL
+            self._s = s
+            return
         self._expect(GameAction.TAKE, Decision.TAKE_OR_PASS)
         s = self._copy()
         s.actions.append(Action(s.turn, ActionKind.TAKE))
@@ -396,12 +426,19 @@ class Game:
     drop = pass_double
 
     def beaver(self) -> None:
-        """Take and at once redouble, keeping the cube (money play, when agreed)."""
-        self._expect(GameAction.BEAVER, Decision.TAKE_OR_PASS)
-        if GameAction.BEAVER not in self.legal_actions():
-            self._refuse(GameAction.BEAVER, self._no_beaver_reason(4))
+        """Take and at once redouble, keeping the cube (money play, when agreed).
+
+        Also the answer to a raccoon, where more animals are agreed.
+        """
+        d = self._s.decision
+        if d is not Decision.TAKE_OR_PASS and d is not Decision.ACCEPT_OR_BEAVER:
+            self._refuse(GameAction.BEAVER, f"the game is waiting for: {d.value}")
+        why = self._why_no_animal(beaver=True)
+        if why:
+            self._refuse(GameAction.BEAVER, why)
         s = self._copy()
-        s.cube_value *= 4
+        s.cube_value *= 4 if d is Decision.TAKE_OR_PASS else 2
+        s.animals += 1
         s.actions.append(Action(s.turn, ActionKind.BEAVER, cube=s.cube_value))
         s.cube_owner = s.turn
         s.cube_turned = True
@@ -410,15 +447,21 @@ class Game:
         self._s = s
 
     def raccoon(self) -> None:
-        """After a beaver, the doubler redoubles again, keeping the cube."""
+        """After a beaver, the doubler redoubles again.
+
+        The cube stays with the side that was doubled, as gnubg has it: the
+        animals raise the stake, not the ownership the take gave.
+        """
         self._expect(GameAction.RACCOON, Decision.RACCOON_OR_ROLL)
-        if GameAction.RACCOON not in self.legal_actions():
-            self._refuse(GameAction.RACCOON, self._no_beaver_reason(2, raccoon=True))
+        why = self._why_no_animal(beaver=False)
+        if why:
+            self._refuse(GameAction.RACCOON, why)
         s = self._copy()
         s.cube_value *= 2
+        s.animals += 1
         s.actions.append(Action(s.on_roll, ActionKind.RACCOON, cube=s.cube_value))
-        s.cube_owner = s.on_roll
-        s.decision = Decision.ROLL
+        s.turn = 1 - s.on_roll
+        s.decision = Decision.ACCEPT_OR_BEAVER
         self._s = s
 
     def resign(self, points: int = 1) -> None:
@@ -536,11 +579,17 @@ class Game:
             return "Holland rule: the trailer may not double before both sides have rolled twice"
         return None
 
-    def _no_beaver_reason(self, factor: int, raccoon: bool = False) -> str:
-        o = self.options
-        if not (o.raccoons if raccoon else o.beavers):
-            return ("raccoons" if raccoon else "beavers") + " are not allowed in this game"
-        return f"the cube would pass its limit ({o.cube_cap})"
+    def _why_no_animal(self, *, beaver: bool) -> str | None:
+        """Why a beaver (or a raccoon) is not allowed now, or None."""
+        o, s = self.options, self._s
+        if not (o.beavers if beaver else o.raccoons):
+            return ("beavers" if beaver else "raccoons") + " are not allowed in this game"
+        if s.animals >= o.animal_limit:
+            return f"no more than {o.animal_limit} beavers and raccoons after a double"
+        factor = 4 if s.decision is Decision.TAKE_OR_PASS else 2
+        if not self._fits_cap(s.cube_value * factor):
+            return f"the cube would pass its limit ({o.cube_cap})"
+        return None
 
     def _dice_or_roll(
         self, action: GameAction, dice: Sequence[int] | None, *, opening: bool

@@ -49,6 +49,7 @@ class MoneyRules:
     raccoons: bool = False
     automatic_doubles: int = 0
     backgammon: int = 3
+    animals: int | None = None  # beavers and raccoons in a row (see GameOptions)
 
 
 class _Games:
@@ -186,6 +187,7 @@ class Session(_Games):
                 beavers=r.beavers,
                 raccoons=r.raccoons,
                 automatic_doubles=r.automatic_doubles,
+                animals=r.animals,
             ),
             self.dice,
         )

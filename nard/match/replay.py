@@ -11,11 +11,12 @@ the final score (plain sums, not capped at the match length).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from nard.core import NardError
-from nard.match.game import Game, MatchStateError, ResultKind
+from nard.match.game import Decision, Game, MatchStateError, ResultKind
 from nard.match.match import Match, MatchRules, MoneyRules, Session
 from nard.notation.records import Action, ActionKind, GameRecord, MatchRecord
 
@@ -71,10 +72,17 @@ def _describe(action: Action) -> str:
     return text
 
 
-def replay(record: MatchRecord) -> ReplayedMatch:
-    """Replay ``record`` through the rules; raises :class:`RecordError` on the first fault."""
+def replay(record: MatchRecord, *, crawford: bool | None = None) -> ReplayedMatch:
+    """Replay ``record`` through the rules; raises :class:`RecordError` on the first fault.
+
+    ``crawford`` overrides the record's Crawford rule (a ``.mat`` file cannot
+    say that a match was played without it).
+    """
+    if crawford is not None:
+        record = dataclasses.replace(record, crawford_rule=crawford)
     beavers = any(a.kind is ActionKind.BEAVER for g in record.games for a in g.actions)
     raccoons = any(a.kind is ActionKind.RACCOON for g in record.games for a in g.actions)
+    animals = max((_longest_chain(g) for g in record.games), default=0)
     games: Match | Session
     if record.match_length:
         try:
@@ -82,7 +90,13 @@ def replay(record: MatchRecord) -> ReplayedMatch:
         except ValueError as exc:
             raise RecordError(f"invalid record: {exc}") from None
     else:
-        rules = MoneyRules(jacoby=record.jacoby, beavers=beavers, raccoons=raccoons, cube_cap=None)
+        rules = MoneyRules(
+            jacoby=record.jacoby,
+            beavers=beavers,
+            raccoons=raccoons,
+            cube_cap=None,
+            animals=animals if beavers else None,
+        )
         games = Session(rules)
     replayed: list[ReplayedGame] = []
     for number, game_record in enumerate(record.games, start=1):
@@ -131,8 +145,25 @@ def _replay_game(game: Game, record: GameRecord, where: str) -> None:
         )
 
 
+def _longest_chain(game: GameRecord) -> int:
+    """The most beavers and raccoons in a row after one double in ``game``."""
+    longest = run = 0
+    for action in game.actions:
+        if action.kind in (ActionKind.BEAVER, ActionKind.RACCOON):
+            run += 1
+            longest = max(longest, run)
+        elif action.kind is not ActionKind.TAKE:
+            run = 0
+    return longest
+
+
 def _apply(game: Game, action: Action) -> None:
     kind = action.kind
+    if game.decision is Decision.ACCEPT_OR_BEAVER and kind not in (
+        ActionKind.TAKE,
+        ActionKind.BEAVER,
+    ):
+        game.take()  # records leave the acceptance of a raccoon implied
     actor = game.on_roll if kind in _BY_ROLLER else 1 - game.on_roll
     if game.decision.value != "opening roll" and action.player != actor:
         raise ValueError(

@@ -1,4 +1,5 @@
-"""Notations: GNU Backgammon's Position ID and Match ID, eXtreme Gammon's XGID.
+"""Notations: GNU Backgammon's Position ID and Match ID, eXtreme Gammon's XGID,
+and match files (``.mat``, gnubg's SGF) read into and written from match records.
 
 Each converts between text and nard's values at the edge; the core never
 imports this package.
@@ -13,6 +14,7 @@ True
 from __future__ import annotations
 
 from nard.core.position_id import board_from_position_id, board_to_position_id
+from nard.notation.mat import read_mat, write_mat
 from nard.notation.match_id import (
     MAX_CUBE,
     MAX_MATCH_LENGTH,
@@ -23,6 +25,7 @@ from nard.notation.match_id import (
     MatchState,
     Resignation,
 )
+from nard.notation.sgf import read_sgf, write_sgf
 from nard.notation.xgid import BOTTOM, TOP, XgidRecord
 
 __all__ = [
@@ -39,4 +42,8 @@ __all__ = [
     "XgidRecord",
     "board_from_position_id",
     "board_to_position_id",
+    "read_mat",
+    "read_sgf",
+    "write_mat",
+    "write_sgf",
 ]

@@ -196,10 +196,31 @@ def test_beaver_and_raccoon() -> None:
     assert (game.cube_value, game.cube_owner, game.turn) == (4, 1, 0)
     assert game.decision is Decision.RACCOON_OR_ROLL
     game.raccoon()
-    assert (game.cube_value, game.cube_owner, game.decision) == (8, 0, Decision.ROLL)
+    # As in gnubg, the cube stays with the side that was doubled.
+    assert (game.cube_value, game.cube_owner, game.turn) == (8, 1, 1)
+    assert game.decision in (Decision.ACCEPT_OR_BEAVER,)  # mypy narrows "is"
+    assert game.legal_actions() == {GameAction.TAKE}  # two animals: the default limit
+    assert "no more than 2" in _refused(game, "beaver")
+    game.take()
+    assert (game.turn, game.decision, game.cube_value) == (0, Decision.ROLL, 8)
     kinds = [a.kind for a in game.actions]
-    assert kinds == [ActionKind.DOUBLE, ActionKind.BEAVER, ActionKind.RACCOON]
-    assert [a.cube for a in game.actions] == [2, 4, 8]
+    assert kinds == [ActionKind.DOUBLE, ActionKind.BEAVER, ActionKind.RACCOON, ActionKind.TAKE]
+    assert [a.cube for a in game.actions] == [2, 4, 8, None]
+
+
+def test_longer_chains_of_animals_when_agreed() -> None:
+    """gnubg's ``set beavers 4``: beaver, raccoon, beaver, raccoon after one double."""
+    options = GameOptions(beavers=True, raccoons=True, animals=4, cube_cap=None)
+    game = Game.from_position(Position(), 0, options=options)
+    game.double()
+    game.beaver()
+    game.raccoon()
+    game.beaver()
+    game.raccoon()
+    assert (game.cube_value, game.cube_owner) == (32, 1)
+    assert game.legal_actions() == {GameAction.TAKE}
+    game.take()
+    assert game.decision is Decision.ROLL and game.on_roll == 0
 
 
 def test_beaver_then_roll_declines_the_raccoon() -> None:
