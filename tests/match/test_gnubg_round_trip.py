@@ -22,8 +22,7 @@ from nard.notation.records import ActionKind, MatchRecord
 from nard.notation.sgf import read_sgf, write_sgf
 from tests.gnubg_oracle import requires_gnubg
 from tests.match.random_play import play_random_game
-from tests.notation.gnubg_ids import run_in_gnubg
-from tests.notation.match_corpus import NAMES, entry, mat_record, sgf_record
+from tests.notation.match_corpus import NAMES, entry, import_into_gnubg, mat_record, sgf_record
 
 
 def _expected(name: str) -> list[tuple[int, int]]:
@@ -81,17 +80,6 @@ def _nard_records() -> list[tuple[str, MatchRecord]]:
     return out
 
 
-_IMPORT = """
-for name, jacoby, mat, sgf in payload:
-    gnubg.command('set jacoby ' + ('on' if jacoby else 'off'))
-    for kind, command, path in (('mat', 'import mat', mat), ('sgf', 'load match', sgf)):
-        gnubg.command(command + ' ' + path)
-        m = gnubg.match(analysis=0)
-        emit([name, kind, [[g['info'].get('winner'), g['info'].get('points-won')]
-                           for g in m['games']]])
-"""
-
-
 @requires_gnubg
 @pytest.mark.gnubg
 def test_gnubg_imports_matches_nard_played() -> None:
@@ -107,12 +95,15 @@ def test_gnubg_imports_matches_nard_played() -> None:
                 again = replay(dataclasses.replace(reread, jacoby=record.jacoby))
                 assert again.final_score == replay(record).final_score
             payload.append([name, record.jacoby, str(mat), str(sgf)])
-        answers = run_in_gnubg(_IMPORT, payload, timeout=300)
+        answers = import_into_gnubg(payload)
     by_name = dict(records)
     seen = 0
-    for name, kind, games in answers:
-        replayed = replay(by_name[name])
-        expected = [["XO"[g.winner], g.points] for g in replayed.games]
-        assert games == expected, (name, kind)
+    for name, kind, length, games in answers:
+        record = by_name[name]
+        replayed = replay(record)
+        assert length == record.match_length
+        assert [[w, p] for _, w, p, _ in games] == [
+            ["XO"[g.winner], g.points] for g in replayed.games
+        ], (name, kind)
         seen += 1
     assert seen == 2 * len(records)

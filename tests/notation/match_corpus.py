@@ -24,6 +24,7 @@ __all__ = [
     "check_like_gnubg",
     "entry",
     "gnubg_reimport",
+    "import_into_gnubg",
     "manifest",
     "mat_record",
     "sgf_record",
@@ -88,6 +89,12 @@ for name, jacoby, mat, sgf in payload:
 """
 
 
+def import_into_gnubg(payload: list[list[Any]]) -> list[Any]:
+    """gnubg imports each [name, jacoby, .mat path, .sgf path]; per file, answers
+    [name, "mat" or "sgf", match length, per game [score, winner X/O, points, resigned]]."""
+    return run_in_gnubg(_IMPORT, payload, timeout=300)
+
+
 @cache
 def gnubg_reimport() -> dict[tuple[str, str], tuple[int, list[list[Any]]]]:
     """What gnubg reads from the files nard writes for every corpus match.
@@ -104,7 +111,7 @@ def gnubg_reimport() -> dict[tuple[str, str], tuple[int, list[list[Any]]]]:
             mat.write_text(write_mat(mat_record(name)))
             sgf.write_text(write_sgf(sgf_record(name)))
             payload.append([name, entry(name)["rules"]["jacoby"], str(mat), str(sgf)])
-        answers = run_in_gnubg(_IMPORT, payload, timeout=300)
+        answers = import_into_gnubg(payload)
     out: dict[tuple[str, str], tuple[int, list[list[Any]]]] = {}
     for name, kind, length, games in answers:
         out[(name, kind)] = (
