@@ -139,6 +139,32 @@ class Chouette:
             raise ValueError(f"equal rolls must be rolled again: {dict(rolls)!r}")
         return cls(sorted(rolls, key=lambda name: -rolls[name]), rules, dice)
 
+    @classmethod
+    def draw(
+        cls, players: Sequence[str], dice: DiceSource, rules: MoneyRules | None = None
+    ) -> Chouette:
+        """Seat ``players`` by rolling one die each from ``dice``; players who tie
+        roll again among themselves for their places. The table keeps ``dice``."""
+        pending: list[int] = []
+
+        def die() -> int:
+            if not pending:
+                pending.extend(dice.roll())
+            return pending.pop(0)
+
+        def order(group: list[str]) -> list[str]:
+            if len(group) == 1:
+                return group
+            rolls = {name: die() for name in group}
+            ordered: list[str] = []
+            for value in sorted(set(rolls.values()), reverse=True):
+                ordered += order([n for n in group if rolls[n] == value])
+            return ordered
+
+        if len(set(players)) != len(players):
+            raise ValueError(f"players' names must differ: {list(players)!r}")
+        return cls(order(list(players)), rules, dice)
+
     @property
     def line(self) -> tuple[str, ...]:
         """Box, captain, then the others in order (after the finished games' rotation)."""

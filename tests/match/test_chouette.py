@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nard.match import MatchStateError
+from nard.match import FixedDice, MatchStateError
 from nard.match.chouette import Chouette, ChouetteGame
 
 
@@ -33,6 +33,14 @@ def test_seating_follows_the_rolls() -> None:
         Chouette.from_rolls({"A": 3, "B": 3, "C": 1})
     with pytest.raises(ValueError, match="3-8 players"):
         Chouette(["A", "B"])
+
+
+def test_drawing_for_seats_rolls_again_for_ties() -> None:
+    # Ali 4, Sara 6, Reza 4, Mina 2; then Ali and Reza roll again: 3, 5.
+    dice = FixedDice([(4, 6), (4, 2), (3, 5)])
+    table = Chouette.draw(["Ali", "Sara", "Reza", "Mina"], dice)
+    assert table.line == ("Sara", "Reza", "Ali", "Mina")
+    assert table.dice is dice
 
 
 def test_rotation_and_settlement_over_several_games() -> None:
