@@ -206,12 +206,35 @@ def _why_impossible(pos: Position, paths: list[Path], dice: Dice) -> str:
     return f"the dice {dice[0]}-{dice[1]} ({moves}) cannot make those moves"
 
 
+def _moved_along(board: tuple[int, ...], paths: list[Path]) -> tuple[int, ...]:
+    """The board after moving one checker along each path as written, seen from
+    the opponent: a blot on every point named as a landing is hit, no other."""
+    b = list(board)
+    for p in {p for path in paths for p in path[1:] if 0 < p < 25}:
+        if b[p] == -1:
+            b[p] = 0
+            b[0] -= 1
+    for path in paths:
+        b[path[0]] -= 1
+        if path[-1]:
+            b[path[-1]] += 1
+    return tuple([-c for c in reversed(b)])
+
+
 def parse_play(pos: Position, text: str, dice: Sequence[int] | None) -> Play:
     """See :meth:`Position.parse_play`."""
     where = f"position {pos.position_id()}"
     paths, starred = _read_paths(text, where)
-    rolls: Sequence[Dice] = [check_dice(dice)] if dice is not None else ALL_ROLLS
     before = pos.board
+    if dice is not None:
+        # Fast path: the checkers moved as written (hitting only where the text
+        # lands) give one of the legal plays. Otherwise search every way the
+        # dice can make the moves, and explain a failure.
+        after = _moved_along(before, paths)
+        for play in pos.legal_plays(dice):
+            if play.result == after:
+                return play
+    rolls: Sequence[Dice] = [check_dice(dice)] if dice is not None else ALL_ROLLS
     reached_any: dict[tuple[int, ...], int] = {}
     matches: list[Play] = []
     for roll in rolls:

@@ -15,10 +15,8 @@ moves.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 
 from nard.core.errors import IllegalPlayError, InvalidNotationError, InvalidRecordError
 from nard.core.position import Play, Position
@@ -53,52 +51,6 @@ def record_error(
 
 # -- plays ---------------------------------------------------------------------
 
-_TOKEN = re.compile(r"(?P<chain>[^()]+?)(?:\((?P<count>\d)\))?")
-_POINT = re.compile(r"(?P<name>bar|b|off|o|\d{1,2})\*?")
-
-
-def _hops_from_text(text: str) -> list[tuple[int, ...]] | None:
-    """The checker paths a play's text names (each a tuple of points), or None if unreadable."""
-    paths: list[tuple[int, ...]] = []
-    for token in text.lower().replace(",", " ").split():
-        m = _TOKEN.fullmatch(token)
-        if not m:
-            return None
-        points: list[int] = []
-        for name in re.split(r"[/-]", m.group("chain")):
-            pm = _POINT.fullmatch(name)
-            if not pm:
-                return None
-            raw = pm.group("name")
-            points.append(25 if raw in ("bar", "b") else 0 if raw in ("off", "o") else int(raw))
-        if len(points) < 2 or any(not 0 <= p <= 25 for p in points):
-            return None
-        paths.extend([tuple(points)] * int(m.group("count") or 1))
-    return paths
-
-
-def _board_after(board: Sequence[int], paths: Sequence[Sequence[int]]) -> tuple[int, ...] | None:
-    """The board after moving one checker along each path, seen from the opponent.
-
-    Order does not matter: a blot on any point a checker lands on is hit.
-    None when a path does not run from a higher point to a lower one.
-    """
-    b = list(board)
-    landed = {p for path in paths for p in path[1:] if 0 < p < 25}
-    for p in landed:
-        if b[p] == -1:
-            b[p] = 0
-            b[0] -= 1
-    for path in paths:
-        start, end = path[0], path[-1]
-        if start > 25 or any(hi <= lo for hi, lo in pairwise(path)):
-            return None
-        b[start] -= 1
-        if end:
-            b[end] += 1
-    return tuple(-c for c in reversed(b))
-
-
 def find_play(
     pos: Position,
     dice: tuple[int, int],
@@ -108,26 +60,12 @@ def find_play(
 ) -> Play:
     """The legal play of ``dice`` in ``pos`` that the text or the from/to pairs describe.
 
-    Fast path: move the checkers as written and look the result up among the
-    legal plays; otherwise :meth:`Position.parse_play` decides (and explains
-    an illegal play). Raises :class:`InvalidNotationError` or
-    :class:`IllegalPlayError`.
+    Raises :class:`InvalidNotationError` or :class:`IllegalPlayError`.
     """
-    plays = pos.legal_plays(dice)
-    paths: list[tuple[int, ...]] | None
     if pairs is not None:
-        paths = [tuple(p) for p in pairs]
         text = " ".join(f"{_name(a)}/{_name(b)}" for a, b in pairs)
-    else:
-        assert text is not None
-        paths = _hops_from_text(text)
-    if paths is not None and plays:
-        after = _board_after(pos, paths)
-        if after is not None:
-            for play in plays:
-                if play.result == after:
-                    return play
-    if not plays:
+    assert text is not None
+    if not pos.legal_plays(dice):
         raise IllegalPlayError(
             f"illegal play {text!r} with {dice[0]}-{dice[1]} in position "
             f"{pos.position_id()}: no move is possible with this roll"
