@@ -51,6 +51,7 @@ def record_error(
 
 # -- plays ---------------------------------------------------------------------
 
+
 def find_play(
     pos: Position,
     dice: tuple[int, int],

@@ -1,0 +1,274 @@
+"""Benchmark: playing strength of one player against another, cubeless money games.
+
+Each pair of games uses one dice sequence twice (duplicate dice): ``SeededDice``
+seeded per pair, A in seat 0 and B in seat 1, then the players swapped. The
+luck of the dice then largely cancels within a pair, so the 95% confidence
+interval is computed from the pair means (the unpaired one is printed too, to
+show what the pairing saves). Games are played by a tight loop on positions
+(:func:`nard.engine.player.play_game`), without the ``Game`` state machine.
+
+Run from the repository root::
+
+    .venv/bin/python bench/strength.py --a pubeval --b random --games 2000
+    .venv/bin/python bench/strength.py --a heuristic --b pubeval --games 2000 --jobs 2
+
+Players: ``heuristic``, ``pubeval``, ``random`` (seeded per pair from ``--seed``),
+and ``gnubg`` (GNU Backgammon at 0-ply, cubeless, in separate gnubg processes;
+needs ``/usr/games/gnubg``; each of its moves costs about 10 ms of wall time,
+so use ``--jobs``). A script, not a test: it prints figures and asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from nard.core.position import Play, Position
+from nard.engine.heuristic import HeuristicPlayer
+from nard.engine.player import Player, RandomPlayer, play_game
+from nard.engine.pubeval import PubevalPlayer
+from nard.match.dice import SeededDice
+
+PLAYERS = ("heuristic", "pubeval", "random", "gnubg")
+Z_95 = 1.959963984540054
+GNUBG = os.environ.get("NARD_GNUBG", "/usr/games/gnubg")
+
+
+# -- gnubg as an opponent -------------------------------------------------------
+# gnubg runs this script in its embedded Python and answers one query per line on
+# stdin ("POSITION_ID D1 D2", side on roll encoded as nard/gnubg do) with the
+# resulting position's ID after its 0-ply best play, or "-" when nothing can be played.
+_GNUBG_SCRIPT = r"""
+import sys
+import gnubg
+gnubg.command('set display off')
+gnubg.command('set player 0 human')
+gnubg.command('set player 1 human')
+gnubg.command('set evaluation chequerplay evaluation plies 0')
+gnubg.command('set evaluation chequerplay evaluation cubeful off')
+gnubg.command('new game')
+print('NARD:ready', flush=True)
+for line in sys.stdin:
+    pid, d1, d2 = line.split()
+    gnubg.command('set board ' + pid)
+    gnubg.command('set dice %s %s' % (d1, d2))
+    hint = gnubg.hint(1)
+    moves = hint['hint'] if hint else []
+    print('NARD:' + (moves[0]['move'] if moves else '-'), flush=True)
+"""
+
+
+class GnubgPlayer:
+    """GNU Backgammon at 0-ply (cubeless chequer play) in a child gnubg process."""
+
+    name = "gnubg"
+
+    def __init__(self) -> None:
+        if not Path(GNUBG).exists():
+            sys.exit(f"strength.py: GNU Backgammon not found at {GNUBG} (apt-get install gnubg)")
+        self._dir = tempfile.TemporaryDirectory()
+        script = Path(self._dir.name) / "player.py"
+        script.write_text(_GNUBG_SCRIPT)
+        self._proc = subprocess.Popen(
+            [GNUBG, "-t", "-q", "-p", str(script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=self._dir.name,
+        )
+        self._answer()  # wait for "ready"
+
+    def _answer(self) -> str:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            if line.startswith("NARD:"):
+                return line[5:].strip()
+        raise RuntimeError("gnubg exited without answering")
+
+    def choose_play(self, position: Position, dice: Sequence[int]) -> Play | None:
+        """gnubg's best 0-ply play, mapped back onto nard's legal plays."""
+        plays = position.legal_plays(dice)
+        if len(plays) <= 1:
+            return plays[0] if plays else None
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(f"{position.position_id()} {dice[0]} {dice[1]}\n")
+        self._proc.stdin.flush()
+        text = self._answer()
+        if text == "-":
+            raise RuntimeError(f"gnubg found no play in {position.position_id()} with {dice}")
+        return position.parse_play(text, dice)
+
+
+# -- the duel ---------------------------------------------------------------------
+def make_player(name: str, seed: int) -> Player:
+    """A fresh player by name; ``seed`` feeds the random player."""
+    if name == "heuristic":
+        return HeuristicPlayer()
+    if name == "pubeval":
+        return PubevalPlayer()
+    if name == "random":
+        return RandomPlayer(seed)
+    if name == "gnubg":
+        return GnubgPlayer()
+    raise ValueError(f"unknown player {name!r}: expected one of {', '.join(PLAYERS)}")
+
+
+def pair_seed(seed: int, pair: int) -> int:
+    """The dice seed of game pair ``pair`` (both games of a pair use it)."""
+    return seed * 1_000_003 + pair
+
+
+_worker_players: dict[str, Player] = {}
+
+
+def _player(name: str, seed: int) -> Player:
+    # Deterministic players are kept per process (gnubg is expensive to start);
+    # the random player is re-seeded for every game pair so results do not
+    # depend on how pairs are spread over processes.
+    if name == "random":
+        return RandomPlayer(seed)
+    if name not in _worker_players:
+        _worker_players[name] = make_player(name, seed)
+    return _worker_players[name]
+
+
+def play_pairs(a: str, b: str, seed: int, pairs: Sequence[int]) -> list[tuple[int, int]]:
+    """For each pair index: A's points with A in seat 0, then with A in seat 1."""
+    out = []
+    for pair in pairs:
+        s = pair_seed(seed, pair)
+        first = play_game(_player(a, 2 * s), _player(b, 2 * s + 1), SeededDice(s))
+        second = -play_game(_player(b, 2 * s + 1), _player(a, 2 * s), SeededDice(s))
+        out.append((first, second))
+    return out
+
+
+@dataclass(frozen=True)
+class Summary:
+    a: str
+    b: str
+    games: int
+    seed: int
+    ppg: float
+    ci95: float
+    ci95_unpaired: float
+    win_rate: float
+    gammon_rate: float
+    a_gammons: float
+    b_gammons: float
+    backgammon_rate: float
+    seconds: float
+    games_per_s: float
+
+
+def summarise(a: str, b: str, seed: int, results: list[tuple[int, int]], secs: float) -> Summary:
+    games = [r for pair in results for r in pair]
+    n = len(games)
+    mean = sum(games) / n
+    pair_means = [(x + y) / 2 for x, y in results]
+
+    def half_width(values: list[float], mu: float) -> float:
+        if len(values) < 2:
+            return math.nan
+        var = sum((v - mu) ** 2 for v in values) / (len(values) - 1)
+        return Z_95 * math.sqrt(var / len(values))
+
+    return Summary(
+        a=a,
+        b=b,
+        games=n,
+        seed=seed,
+        ppg=mean,
+        ci95=half_width(pair_means, mean),
+        ci95_unpaired=half_width([float(g) for g in games], mean),
+        win_rate=sum(g > 0 for g in games) / n,
+        gammon_rate=sum(abs(g) >= 2 for g in games) / n,
+        a_gammons=sum(g >= 2 for g in games) / n,
+        b_gammons=sum(g <= -2 for g in games) / n,
+        backgammon_rate=sum(abs(g) == 3 for g in games) / n,
+        seconds=secs,
+        games_per_s=n / secs,
+    )
+
+
+def run(
+    a: str,
+    b: str,
+    games: int,
+    seed: int,
+    jobs: int,
+    progress: Callable[[int], None] | None = None,
+) -> Summary:
+    """Play ``games`` games (rounded up to pairs) and summarise them for A."""
+    pairs = list(range((games + 1) // 2))
+    start = time.perf_counter()
+    results: list[tuple[int, int]] = []
+    chunk = max(1, min(50, len(pairs) // (4 * jobs) or 1))
+    chunks = [pairs[i : i + chunk] for i in range(0, len(pairs), chunk)]
+    if jobs == 1:
+        for part in chunks:
+            results.extend(play_pairs(a, b, seed, part))
+            if progress:
+                progress(2 * len(results))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(play_pairs, a, b, seed, part) for part in chunks]
+            for future in futures:  # in order: the result does not depend on scheduling
+                results.extend(future.result())
+                if progress:
+                    progress(2 * len(results))
+    return summarise(a, b, seed, results, time.perf_counter() - start)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--a", choices=PLAYERS, default="pubeval", help="the player measured")
+    parser.add_argument("--b", choices=PLAYERS, default="random", help="its opponent")
+    parser.add_argument("--games", type=int, default=2000, help="games (an even number)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the dice and random play")
+    parser.add_argument("--jobs", type=int, default=1, help="processes playing at once")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    args = parser.parse_args(argv)
+    if args.games < 2 or args.jobs < 1:
+        parser.error("--games must be at least 2 and --jobs at least 1")
+
+    def progress(done: int) -> None:
+        print(f"\r{done}/{args.games} games", end="", file=sys.stderr, flush=True)
+
+    summary = run(
+        args.a, args.b, args.games, args.seed, args.jobs, None if args.quiet else progress
+    )
+    if not args.quiet:
+        print(file=sys.stderr)
+    if args.json:
+        print(json.dumps(asdict(summary), indent=2))
+        return 0
+    s = summary
+    print(f"{s.a} vs {s.b}: {s.games} cubeless money games, duplicate dice, seed {s.seed}")
+    print(
+        f"  {s.a}: {s.ppg:+.3f} points per game, 95% CI ±{s.ci95:.3f} "
+        f"(±{s.ci95_unpaired:.3f} without pairing); wins {100 * s.win_rate:.1f}%"
+    )
+    print(
+        f"  gammons or backgammons: {100 * s.gammon_rate:.1f}% of games "
+        f"({s.a} {100 * s.a_gammons:.1f}%, {s.b} {100 * s.b_gammons:.1f}%); "
+        f"backgammons {100 * s.backgammon_rate:.1f}%"
+    )
+    print(f"  {s.games_per_s:.1f} games/s ({s.seconds:.1f} s, {args.jobs} process(es))")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
