@@ -7,9 +7,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
+
+# nard's networks are small: one BLAS thread is faster (and keeps training
+# reproducible), and must be chosen before numpy loads.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from nard import __version__
 from nard.core import Dice, InvalidDiceError, NardError, Position, parse_dice
@@ -60,6 +66,11 @@ def _build_parser() -> argparse.ArgumentParser:
     exp.add_argument("source", metavar="IN")
     exp.add_argument("target", metavar="OUT")
     exp.add_argument("--to", choices=("mat", "sgf", "json"), help="format (default: OUT's)")
+
+    tr = sub.add_parser("train", help="train the neural evaluator by TD(lambda) self-play")
+    from nard.engine.train import add_arguments
+
+    add_arguments(tr)
 
     play = sub.add_parser("play", help="play a game in the terminal against the computer")
     play.add_argument("--seed", type=int, default=None, help="dice seed (default: random)")
@@ -146,6 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_moves(args)
         if args.command == "show":
             return _cmd_show(args)
+        if args.command == "train":
+            from nard.engine.train import run
+
+            return run(args)
         if args.command in ("replay", "verify", "export"):
             from nard.cli import records
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +88,30 @@ def test_bad_input_is_one_line_and_status_2(argv: list[str], fragment: str) -> N
     assert err[0].startswith("nard: error: ")
     assert fragment in err[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_train_runs_resumes_and_refuses_a_corrupt_checkpoint(tmp_path: Path) -> None:
+    checkpoint = tmp_path / "net.npz"
+    args = ["train", str(checkpoint), "--hidden", "8", "--benchmark-every", "1000", "--quiet"]
+    first = subprocess.run(
+        [sys.executable, "-m", "nard.cli.main", *args, "--games", "4"],
+        capture_output=True,
+        text=True,
+    )
+    assert first.returncode == 0, first.stderr
+    assert checkpoint.exists()
+    again = subprocess.run(
+        [sys.executable, "-m", "nard.cli.main", *args, "--games", "6"],
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 0, again.stderr
+    checkpoint.write_bytes(b"not a checkpoint")
+    bad = subprocess.run(
+        [sys.executable, "-m", "nard.cli.main", *args, "--games", "8"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2
+    lines = bad.stderr.strip().splitlines()
+    assert len(lines) == 1 and "net.npz" in lines[0] and "Traceback" not in bad.stderr

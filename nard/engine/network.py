@@ -1,0 +1,406 @@
+"""The neural network: an MLP from the encoded position to gnubg's five probabilities.
+
+:class:`Network` is ``INPUTS -> hidden (sigmoid) -> 5 (sigmoid)``, weights in
+``float64`` (TD updates are small; ``float64`` keeps training exactly
+repeatable and resumable), batched :meth:`~Network.forward` and the gradient of
+every output for TD learning (:meth:`~Network.output_gradients`). Inputs are
+:func:`nard.engine.encoding.encode`'s, outputs the five probabilities of the
+:mod:`~nard.engine.evaluator` seam, for the side on roll before it rolls.
+
+Weights are stored as ``.npz`` (:meth:`~Network.save`/:meth:`~Network.load`)
+with a format tag, the encoding version, the input count and the hidden size;
+a missing, corrupt or mismatched file raises :class:`WeightsError` naming the
+file and how to restore it, never a silent fallback.
+
+:class:`NeuralEvaluator` puts a network behind the ``Evaluator`` seam, with
+exact values for finished games and gnubg's consistency rules.
+
+>>> net = Network.random(hidden=8, seed=1)
+>>> p = NeuralEvaluator(net).evaluate([Position()])
+>>> p.shape, bool(p[0, WIN_GAMMON] <= p[0, WIN])
+((1, 5), True)
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from nard.core.errors import NardError
+from nard.core.position import Position
+from nard.engine.encoding import (
+    ENCODING_VERSION,
+    INPUTS,
+    OFF_INPUT,
+    OPPONENT_OFF_INPUT,
+    encode,
+)
+from nard.engine.evaluator import (
+    LOSE_BACKGAMMON,
+    LOSE_GAMMON,
+    NUM_OUTPUTS,
+    WIN,
+    WIN_BACKGAMMON,
+    WIN_GAMMON,
+    Probabilities,
+    outcome_probabilities,
+)
+
+__all__ = [
+    "FORMAT",
+    "Network",
+    "NeuralEvaluator",
+    "WeightsError",
+    "read_npz",
+    "sanity_check",
+    "write_npz_atomic",
+]
+
+FORMAT = "nard-mlp-1"
+"""The format tag stored in every weights file; a file with another tag is refused."""
+
+FloatArray = npt.NDArray[np.float64]
+
+_RESTORE = (
+    "restore it from version control (`git checkout -- {path}`), "
+    "or train a new one with `nard train`"
+)
+_TINY = 1e-4
+"""Probabilities under this become 0 (gnubg's SanityCheck)."""
+
+
+# Thresholds on the borne-off inputs (n / 15): at least one checker off, all 15 off.
+_HALF_CHECKER = 0.5 / 15
+_ALL_OFF = 1.0 - _HALF_CHECKER
+
+
+class WeightsError(NardError):
+    """A network weights file is missing, unreadable or does not fit this nard; the
+    message names the file and how to restore it."""
+
+
+def _sigmoid(z: FloatArray) -> FloatArray:
+    """In place: 1 / (1 + exp(-z)) written as (1 + tanh(z / 2)) / 2, which never overflows."""
+    z *= 0.5
+    np.tanh(z, out=z)
+    z += 1.0
+    z *= 0.5
+    return z
+
+
+class Network:
+    """An ``inputs -> hidden -> 5`` MLP with sigmoid units (see the module docstring).
+
+    ``w1`` is ``(inputs, hidden)``, ``b1`` ``(hidden,)``, ``w2`` ``(hidden, 5)``,
+    ``b2`` ``(5,)``, all ``float64``. They are views of two arrays, each layer's
+    weights with its biases as a last row (:attr:`layer1`, :attr:`layer2`), which
+    training updates in place.
+    """
+
+    def __init__(self, w1: FloatArray, b1: FloatArray, w2: FloatArray, b2: FloatArray) -> None:
+        w1, b1 = np.asarray(w1, dtype=np.float64), np.asarray(b1, dtype=np.float64)
+        w2, b2 = np.asarray(w2, dtype=np.float64), np.asarray(b2, dtype=np.float64)
+        if w1.ndim != 2 or b1.shape != (w1.shape[1],) or w2.shape != (w1.shape[1], NUM_OUTPUTS):
+            raise ValueError(f"inconsistent shapes: w1 {w1.shape}, b1 {b1.shape}, w2 {w2.shape}")
+        if b2.shape != (NUM_OUTPUTS,):
+            raise ValueError(f"b2 has shape {b2.shape}, expected ({NUM_OUTPUTS},)")
+        self.layer1: FloatArray = np.concatenate([w1, b1[None, :]])
+        """``(inputs + 1, hidden)``: ``w1`` then ``b1``."""
+        self.layer2: FloatArray = np.concatenate([w2, b2[None, :]])
+        """``(hidden + 1, 5)``: ``w2`` then ``b2``."""
+
+    @property
+    def w1(self) -> FloatArray:
+        """Input-to-hidden weights, ``(inputs, hidden)`` (a view)."""
+        return self.layer1[:-1]
+
+    @property
+    def b1(self) -> FloatArray:
+        """Hidden biases (a view)."""
+        row: FloatArray = self.layer1[-1]
+        return row
+
+    @property
+    def w2(self) -> FloatArray:
+        """Hidden-to-output weights, ``(hidden, 5)`` (a view)."""
+        return self.layer2[:-1]
+
+    @property
+    def b2(self) -> FloatArray:
+        """Output biases (a view)."""
+        row: FloatArray = self.layer2[-1]
+        return row
+
+    @classmethod
+    def random(
+        cls,
+        hidden: int = 80,
+        seed: int = 0,
+        inputs: int = INPUTS,
+        scale: float = 0.1,
+    ) -> Network:
+        """Small uniform random weights in ``[-scale, scale]``, from a seeded generator.
+
+        >>> Network.random(hidden=4, seed=3) == Network.random(hidden=4, seed=3)
+        True
+        """
+        rng = np.random.default_rng(seed)
+        return cls(
+            rng.uniform(-scale, scale, (inputs, hidden)),
+            rng.uniform(-scale, scale, hidden),
+            rng.uniform(-scale, scale, (hidden, NUM_OUTPUTS)),
+            rng.uniform(-scale, scale, NUM_OUTPUTS),
+        )
+
+    @property
+    def inputs(self) -> int:
+        """Inputs per position."""
+        return int(self.w1.shape[0])
+
+    @property
+    def hidden(self) -> int:
+        """Hidden units."""
+        return int(self.w1.shape[1])
+
+    def __repr__(self) -> str:
+        return f"Network(inputs={self.inputs}, hidden={self.hidden})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Network):
+            return NotImplemented
+        return all(
+            np.array_equal(a, b) for a, b in zip(self.parameters(), other.parameters(), strict=True)
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def parameters(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """``(w1, b1, w2, b2)``, the arrays themselves (not copies)."""
+        return (self.w1, self.b1, self.w2, self.b2)
+
+    def copy(self) -> Network:
+        """An independent copy."""
+        return Network(self.w1, self.b1, self.w2, self.b2)
+
+    # -- evaluation -----------------------------------------------------------------
+    def forward(self, x: npt.ArrayLike) -> FloatArray:
+        """The ``(n, 5)`` outputs for ``(n, inputs)`` inputs, straight from the net.
+
+        No clamps or exact values here: :class:`NeuralEvaluator` adds those.
+        """
+        return self.forward_hidden(x)[1]
+
+    def forward_hidden(self, x: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """``(hidden activations (n, hidden), outputs (n, 5))``."""
+        z1 = np.asarray(x) @ self.w1
+        z1 += self.b1
+        h = _sigmoid(z1)
+        z2 = h @ self.w2
+        z2 += self.b2
+        return h, _sigmoid(z2)
+
+    def output_gradients(
+        self, x: npt.ArrayLike
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+        """The outputs of one position and the gradient of each output.
+
+        For an input row ``x`` of shape ``(inputs,)``, returns ``(y, d_w1, d_b1,
+        d_w2, d_b2)``: ``y`` the ``(5,)`` outputs and ``d_p[k]`` the gradient of
+        ``y[k]`` with respect to parameter ``p``, so ``d_w1`` is ``(5, inputs,
+        hidden)``, ``d_b1`` ``(5, hidden)``, ``d_w2`` ``(5, hidden, 5)`` and
+        ``d_b2`` ``(5, 5)``. See :meth:`output_deltas` for the compact form that
+        training uses.
+        """
+        row = np.asarray(x, dtype=np.float64).reshape(-1)
+        y, h, g, d = self.output_deltas(row)
+        d_w1 = row[None, :, None] * d[:, None, :]
+        d_w2 = np.zeros((NUM_OUTPUTS, self.hidden, NUM_OUTPUTS))
+        d_b2 = np.zeros((NUM_OUTPUTS, NUM_OUTPUTS))
+        for k in range(NUM_OUTPUTS):
+            d_w2[k, :, k] = g[k] * h
+            d_b2[k, k] = g[k]
+        return y, d_w1, d, d_w2, d_b2
+
+    def output_deltas(self, x: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """``(y, h, g, d)`` for one input row: outputs ``(5,)``, hidden ``(hidden,)``,
+        ``g[k] = dy[k]/dz2[k]`` ``(5,)`` and ``d[k] = dy[k]/dz1`` ``(5, hidden)``.
+
+        The gradient of ``y[k]`` is then ``outer(x, d[k])`` for ``w1``, ``d[k]``
+        for ``b1``, ``g[k] * h`` in column ``k`` of ``w2`` and ``g[k]`` at ``b2[k]``.
+        """
+        h, y = self.forward_hidden(x)
+        g = y * (1.0 - y)
+        d = (g[:, None] * self.w2.T) * (h * (1.0 - h))[None, :]
+        return y, h, g, d
+
+    # -- storage --------------------------------------------------------------------
+    def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
+        """The arrays of a weights file: the parameters and the metadata checked on load."""
+        return {
+            "format": np.array(FORMAT),
+            "encoding_version": np.array(ENCODING_VERSION, dtype=np.int64),
+            "inputs": np.array(self.inputs, dtype=np.int64),
+            "hidden": np.array(self.hidden, dtype=np.int64),
+            "w1": self.w1,
+            "b1": self.b1,
+            "w2": self.w2,
+            "b2": self.b2,
+        }
+
+    def save(self, path: str | Path) -> None:
+        """Write the weights to ``path`` (``.npz``), atomically: a temporary file is
+        renamed over it, so a crash never leaves a half-written file."""
+        write_npz_atomic(path, self.to_arrays())
+
+    @classmethod
+    def load(cls, path: str | Path) -> Network:
+        """Read weights written by :meth:`save` (or a training checkpoint, which holds them).
+
+        Raises :class:`WeightsError` when the file is missing, corrupt, of another
+        format, or made for another input encoding.
+        """
+        return cls.from_arrays(read_npz(path), path)
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, npt.NDArray[Any]], path: str | Path) -> Network:
+        """A network from a weights file's arrays; ``path`` names the file in errors."""
+        problem = _check_arrays(arrays)
+        if problem:
+            raise WeightsError(
+                f"network weights {str(path)!r} are corrupt or incompatible ({problem}); "
+                + _RESTORE.format(path=path)
+            )
+        return cls(arrays["w1"], arrays["b1"], arrays["w2"], arrays["b2"])
+
+
+def read_npz(path: str | Path) -> dict[str, npt.NDArray[Any]]:
+    """Every array of an ``.npz`` file; :class:`WeightsError` when missing or unreadable."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+    except FileNotFoundError:
+        raise WeightsError(
+            f"network weights {str(path)!r} are missing; " + _RESTORE.format(path=path)
+        ) from None
+    except Exception as exc:  # zip, zlib, header and I/O errors alike
+        raise WeightsError(
+            f"network weights {str(path)!r} are corrupt ({type(exc).__name__}: {exc}); "
+            + _RESTORE.format(path=path)
+        ) from exc
+
+
+def write_npz_atomic(path: str | Path, arrays: Mapping[str, npt.NDArray[Any]]) -> None:
+    """Write ``arrays`` as an uncompressed ``.npz`` at ``path`` via a temporary file
+    in the same folder and a rename (atomic on POSIX and Windows)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            contents: dict[str, Any] = dict(arrays)
+            np.savez(f, **contents)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _check_arrays(arrays: Mapping[str, npt.NDArray[Any]]) -> str:
+    """What is wrong with a weights file's arrays, or '' when they are sound."""
+    for name in ("format", "encoding_version", "inputs", "hidden", "w1", "b1", "w2", "b2"):
+        if name not in arrays:
+            return f"no array {name!r}"
+    tag = arrays["format"]
+    if tag.dtype.kind != "U" or tag.shape != () or str(tag) != FORMAT:
+        return f"format {tag.tolist()!r}, expected {FORMAT!r}"
+    for name in ("encoding_version", "inputs", "hidden"):
+        if arrays[name].shape != () or arrays[name].dtype.kind not in "iu":
+            return f"{name} is not an integer"
+    version = int(arrays["encoding_version"])
+    if version != ENCODING_VERSION:
+        return f"input encoding version {version}, this nard uses {ENCODING_VERSION}"
+    inputs, hidden = int(arrays["inputs"]), int(arrays["hidden"])
+    if inputs != INPUTS:
+        return f"{inputs} inputs, encoding version {ENCODING_VERSION} has {INPUTS}"
+    shapes = {
+        "w1": (inputs, hidden),
+        "b1": (hidden,),
+        "w2": (hidden, NUM_OUTPUTS),
+        "b2": (NUM_OUTPUTS,),
+    }
+    for name, shape in shapes.items():
+        a = arrays[name]
+        if a.shape != shape:
+            return f"{name} has shape {a.shape}, expected {shape}"
+        if a.dtype.kind != "f":
+            return f"{name} has dtype {a.dtype}"
+        if not np.isfinite(a).all():
+            return f"{name} has non-finite values"
+    return ""
+
+
+# -- the evaluator ----------------------------------------------------------------------
+
+
+def sanity_check(probs: FloatArray, x: npt.NDArray[np.float32]) -> FloatArray:
+    """gnubg's consistency rules, in place on ``(n, 5)`` probabilities with inputs ``x``.
+
+    Clamp to ``[0, 1]``; no gammon once the loser has borne off a checker;
+    ``wg <= win``, ``lg <= 1 - win``; each backgammon at most its gammon; values
+    under ``1e-4`` become 0. Returns ``probs``.
+    """
+    np.clip(probs, 0.0, 1.0, out=probs)
+    # Borne-off inputs > 0: that side has a checker off, so it cannot be gammoned.
+    probs[x[:, OPPONENT_OFF_INPUT] > _HALF_CHECKER, WIN_GAMMON : WIN_BACKGAMMON + 1] = 0.0
+    probs[x[:, OFF_INPUT] > _HALF_CHECKER, LOSE_GAMMON : LOSE_BACKGAMMON + 1] = 0.0
+    win = probs[:, WIN]
+    np.minimum(probs[:, WIN_GAMMON], win, out=probs[:, WIN_GAMMON])
+    np.minimum(probs[:, LOSE_GAMMON], 1.0 - win, out=probs[:, LOSE_GAMMON])
+    np.minimum(probs[:, WIN_BACKGAMMON], probs[:, WIN_GAMMON], out=probs[:, WIN_BACKGAMMON])
+    np.minimum(probs[:, LOSE_BACKGAMMON], probs[:, LOSE_GAMMON], out=probs[:, LOSE_BACKGAMMON])
+    probs[probs < _TINY] = 0.0
+    return probs
+
+
+class NeuralEvaluator:
+    """A :class:`Network` behind the ``Evaluator`` seam.
+
+    Finished games get their exact values (:func:`outcome_probabilities`); the
+    others the network's outputs after :func:`sanity_check`. One forward pass
+    per call, however many positions.
+
+    >>> ev = NeuralEvaluator(Network.random(hidden=4))
+    >>> ev.evaluate([Position.from_points({6: 15}, {})]).tolist()  # gammoned
+    [[0.0, 0.0, 0.0, 1.0, 0.0]]
+    """
+
+    def __init__(self, network: Network) -> None:
+        self.network = network
+
+    def __repr__(self) -> str:
+        return f"NeuralEvaluator({self.network!r})"
+
+    @classmethod
+    def load(cls, path: str | Path) -> NeuralEvaluator:
+        """An evaluator with the network stored at ``path`` (see :meth:`Network.load`)."""
+        return cls(Network.load(path))
+
+    def evaluate(self, positions: Sequence[Position]) -> Probabilities:
+        """The five probabilities of each position, side on roll, before it rolls."""
+        x = encode(positions)
+        probs = sanity_check(self.network.forward(x), x)
+        # A side with every checker off (off input 1) has won: the game is over.
+        over = np.flatnonzero(np.maximum(x[:, OFF_INPUT], x[:, OPPONENT_OFF_INPUT]) > _ALL_OFF)
+        for i in over.tolist():
+            exact = outcome_probabilities(positions[i])
+            if exact is not None:
+                probs[i] = exact
+        return probs
