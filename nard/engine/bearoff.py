@@ -63,6 +63,7 @@ import numpy.typing as npt
 from nard.core import _movegen
 from nard.core.errors import NardError
 from nard.core.position import Position
+from nard.engine._npz import read_arrays
 
 __all__ = [
     "FORMAT",
@@ -272,18 +273,9 @@ class BearoffDatabase:
     def from_file(cls, path: str | Path) -> BearoffDatabase:
         """Read a database file, uncached (see :meth:`load`)."""
         path = Path(path)
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {name: data[name] for name in data.files}
-        except FileNotFoundError:
-            raise BearoffDatabaseError(
-                f"bear-off database {str(path)!r} is missing; " + _RESTORE.format(path=path)
-            ) from None
-        except Exception as exc:  # zip, zlib, header and I/O errors alike
-            raise BearoffDatabaseError(
-                f"bear-off database {str(path)!r} is corrupt ({type(exc).__name__}: {exc}); "
-                + _RESTORE.format(path=path)
-            ) from exc
+        arrays = read_arrays(
+            path, BearoffDatabaseError, "bear-off database", _RESTORE.format(path=path)
+        )
         problem = _check_arrays(arrays)
         if problem:
             raise BearoffDatabaseError(

@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from nard.core.errors import NardError
 from nard.core.position import Position
+from nard.engine._npz import read_arrays
 from nard.engine.encoding import (
     ENCODING_VERSION,
     INPUTS,
@@ -281,18 +282,7 @@ class Network:
 
 def read_npz(path: str | Path) -> dict[str, npt.NDArray[Any]]:
     """Every array of an ``.npz`` file; :class:`WeightsError` when missing or unreadable."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
-    except FileNotFoundError:
-        raise WeightsError(
-            f"network weights {str(path)!r} are missing; " + _RESTORE.format(path=path)
-        ) from None
-    except Exception as exc:  # zip, zlib, header and I/O errors alike
-        raise WeightsError(
-            f"network weights {str(path)!r} are corrupt ({type(exc).__name__}: {exc}); "
-            + _RESTORE.format(path=path)
-        ) from exc
+    return read_arrays(path, WeightsError, "network weights", _RESTORE.format(path=path))
 
 
 def write_npz_atomic(path: str | Path, arrays: Mapping[str, npt.NDArray[Any]]) -> None:
