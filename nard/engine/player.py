@@ -112,6 +112,11 @@ class EvaluatorPlayer:
         plays = position.legal_plays(dice)
         if len(plays) <= 1:
             return plays[0] if plays else None
+        # A play that ends the game is worth exactly what it wins: take the
+        # best of those rather than trust an estimate of playing on.
+        finishing = [p for p in plays if p.result.outcome()]
+        if finishing:
+            return min(finishing, key=lambda p: p.result.outcome())
         opponent_equity = cubeless_equity(self.evaluator.evaluate([p.result for p in plays]))
         return plays[int(np.argmin(opponent_equity))]
 

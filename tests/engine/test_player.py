@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from nard.core.position import Play, Position
 from nard.engine import HeuristicPlayer
@@ -119,3 +120,20 @@ def test_play_game_returns_the_points_of_the_first_player() -> None:
     # Same players, same dice: the same game.
     again = [play_game(PubevalPlayer(), RandomPlayer(s), SeededDice(s)) for s in range(6)]
     assert results == again
+
+
+def test_evaluator_player_takes_a_win_over_any_estimate() -> None:
+    """Bearing off the last checker wins now; a (fake) evaluator that rates the
+    opponent's position as hopeless after a non-winning play must not tempt it."""
+    from nard.engine.evaluator import FakeEvaluator
+
+    class Hopeless(FakeEvaluator):
+        def evaluate(self, positions: Sequence[Position]) -> npt.NDArray[np.float64]:
+            # Exact for the game that is over (a gammon lost: equity -2), but an
+            # overconfident -3 (backgammon) for playing on.
+            rows = [[0, 0, 0, 1, 0] if p.outcome() else [0, 0, 0, 1, 1] for p in positions]
+            return np.array(rows, dtype=np.float64)
+
+    pos = Position.from_points({1: 1, 2: 1}, {13: 15})
+    play = EvaluatorPlayer(Hopeless()).choose_play(pos, (2, 1))
+    assert play is not None and play.result.outcome() < 0
