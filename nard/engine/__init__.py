@@ -10,7 +10,10 @@
 - :mod:`~nard.engine.bearoff`: nard's exact one-sided bear-off database;
 - :mod:`~nard.engine.encoding`, :mod:`~nard.engine.network`,
   :mod:`~nard.engine.train`: the neural evaluator's inputs, network and
-  TD(lambda) self-play training (``nard train``).
+  TD(lambda) self-play training (``nard train``);
+- :mod:`~nard.engine.search`: 0/1/2-ply search with gnubg-style move filters;
+- :mod:`~nard.engine.cube`: cube decisions for money (Janowski) and match play
+  (Kazaross-XG2 match equity table), as gnubg makes them at 0-ply.
 """
 
 from __future__ import annotations
@@ -23,39 +26,79 @@ from nard.engine.bearoff import (
     home_checkers,
     is_bearoff,
 )
+from nard.engine.cube import (
+    KAZAROSS_XG2,
+    CubeContext,
+    CubeDecision,
+    CubeOwner,
+    MatchEquityTable,
+    cube_decision,
+    cube_efficiency,
+    cubeful_equity,
+    money_take_point,
+)
 from nard.engine.encoding import ENCODING_VERSION, INPUTS, encode
 from nard.engine.evaluator import Evaluator, FakeEvaluator, cubeless_equity
 from nard.engine.heuristic import HeuristicPlayer, heuristic_score
 from nard.engine.network import Network, NeuralEvaluator, WeightsError
 from nard.engine.player import EvaluatorPlayer, Player, RandomPlayer, play_game
 from nard.engine.pubeval import PubevalPlayer
+from nard.engine.search import (
+    DEFAULT_FILTER,
+    GNUBG_FILTERS,
+    FilterStep,
+    MoveFilter,
+    RankedPlay,
+    SearchPlayer,
+    best_play,
+    evaluate_ply,
+    rank_plays,
+)
 from nard.engine.train import TrainConfig, TrainingError, benchmark_vs_pubeval, train
 
 __all__ = [
+    "DEFAULT_FILTER",
     "ENCODING_VERSION",
+    "GNUBG_FILTERS",
     "INPUTS",
+    "KAZAROSS_XG2",
     "BearoffDatabase",
     "BearoffDatabaseError",
+    "CubeContext",
+    "CubeDecision",
+    "CubeOwner",
     "Evaluator",
     "EvaluatorPlayer",
     "FakeEvaluator",
+    "FilterStep",
     "HeuristicPlayer",
+    "MatchEquityTable",
+    "MoveFilter",
     "Network",
     "NeuralEvaluator",
     "NotBearoffError",
     "Player",
     "PubevalPlayer",
     "RandomPlayer",
+    "RankedPlay",
+    "SearchPlayer",
     "TrainConfig",
     "TrainingError",
     "WeightsError",
     "bearoff_index",
     "benchmark_vs_pubeval",
+    "best_play",
+    "cube_decision",
+    "cube_efficiency",
+    "cubeful_equity",
     "cubeless_equity",
     "encode",
+    "evaluate_ply",
     "heuristic_score",
     "home_checkers",
     "is_bearoff",
+    "money_take_point",
     "play_game",
+    "rank_plays",
     "train",
 ]
