@@ -72,6 +72,27 @@ def _build_parser() -> argparse.ArgumentParser:
 
     add_arguments(tr)
 
+    hint = sub.add_parser("hint", help="the engine's ranked plays of a roll, or its cube decision")
+    hint.add_argument("position_id", metavar="POSITION", help=where)
+    hint.add_argument(
+        "dice",
+        metavar="DICE",
+        nargs="?",
+        help="the roll, e.g. 64 (default: the dice in the Match ID or XGID; none: the cube)",
+    )
+    hint.add_argument("--json", action="store_true", help="print JSON")
+    hint.add_argument(
+        "--weights", metavar="PATH", help="network weights (default: nard/engine/data/nard-net.npz)"
+    )
+    from nard.engine.engine import Level
+
+    hint.add_argument(
+        "--level",
+        choices=[level.value for level in Level],
+        default=Level.EXPERT.value,
+        help="playing level (default: expert)",
+    )
+
     play = sub.add_parser("play", help="play a game in the terminal against the computer")
     play.add_argument("--seed", type=int, default=None, help="dice seed (default: random)")
     play.add_argument(
@@ -157,6 +178,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_moves(args)
         if args.command == "show":
             return _cmd_show(args)
+        if args.command == "hint":
+            from nard.cli.hint import cmd_hint
+
+            return cmd_hint(args.position_id, args.dice, args.json, args.weights, args.level)
         if args.command == "train":
             from nard.engine.train import run
 

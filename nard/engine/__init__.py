@@ -12,6 +12,8 @@
   :mod:`~nard.engine.train`: the neural evaluator's inputs, network and
   TD(lambda) self-play training (``nard train``);
 - :mod:`~nard.engine.search`: 0/1/2-ply search with gnubg-style move filters;
+- :mod:`~nard.engine.engine`: ``Engine(level=...)``, the one entry point for
+  harnesses, the CLI (``nard hint``) and the server;
 - :mod:`~nard.engine.cube`: cube decisions for money (Janowski) and match play
   (Kazaross-XG2 match equity table), as gnubg makes them at 0-ply.
 """
@@ -38,6 +40,16 @@ from nard.engine.cube import (
     money_take_point,
 )
 from nard.engine.encoding import ENCODING_VERSION, INPUTS, encode
+from nard.engine.engine import (
+    DEFAULT_WEIGHTS,
+    LEVEL_SETTINGS,
+    Engine,
+    Level,
+    LevelSettings,
+    PipCube,
+    load_evaluator,
+    pip_count_cube,
+)
 from nard.engine.evaluator import Evaluator, FakeEvaluator, cubeless_equity
 from nard.engine.heuristic import HeuristicPlayer, heuristic_score
 from nard.engine.network import Network, NeuralEvaluator, WeightsError
@@ -58,25 +70,31 @@ from nard.engine.train import TrainConfig, TrainingError, benchmark_vs_pubeval, 
 
 __all__ = [
     "DEFAULT_FILTER",
+    "DEFAULT_WEIGHTS",
     "ENCODING_VERSION",
     "GNUBG_FILTERS",
     "INPUTS",
     "KAZAROSS_XG2",
+    "LEVEL_SETTINGS",
     "BearoffDatabase",
     "BearoffDatabaseError",
     "CubeContext",
     "CubeDecision",
     "CubeOwner",
+    "Engine",
     "Evaluator",
     "EvaluatorPlayer",
     "FakeEvaluator",
     "FilterStep",
     "HeuristicPlayer",
+    "Level",
+    "LevelSettings",
     "MatchEquityTable",
     "MoveFilter",
     "Network",
     "NeuralEvaluator",
     "NotBearoffError",
+    "PipCube",
     "Player",
     "PubevalPlayer",
     "RandomPlayer",
@@ -97,7 +115,9 @@ __all__ = [
     "heuristic_score",
     "home_checkers",
     "is_bearoff",
+    "load_evaluator",
     "money_take_point",
+    "pip_count_cube",
     "play_game",
     "rank_plays",
     "train",

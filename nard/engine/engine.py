@@ -1,0 +1,322 @@
+"""The engine API: one entry point for play, cube and evaluation at a playing level.
+
+:class:`Engine` wraps an :class:`~nard.engine.evaluator.Evaluator` (by default
+the neural network at :data:`DEFAULT_WEIGHTS`) with the search of
+:mod:`~nard.engine.search` and the cube of :mod:`~nard.engine.cube`, at one of
+four :class:`Level` settings taken from GNU Backgammon's predefined players.
+
+Levels (gnubg's ``aecSettings`` and ``aiSettingsMoveFilter`` in ``eval.c``:
+beginner 0-ply noise 0.060, casual 0.050, intermediate 0.040, advanced 0.015,
+expert 0-ply no noise, world class 2-ply with the *normal* move filter):
+
+==============  =====  =====  ==========================================
+level           plies  noise  cube
+==============  =====  =====  ==========================================
+beginner        0      0.060  seed 002's pip-count rule (:func:`pip_count_cube`)
+intermediate    0      0.040  0-ply, no noise
+expert          0      0      0-ply
+world-class     2      0      2-ply
+==============  =====  =====  ==========================================
+
+Noise is gnubg's: a normal deviate of standard deviation ``noise`` (in equity)
+added to each candidate play's equity before the best is chosen. As with
+gnubg's "deterministic" noise it is a function of the candidate's resulting
+position, here together with the engine's ``seed`` (a numpy ``Generator``
+seeded from both), so the same seed always makes the same choices whatever
+the order of the calls. Noise only affects :meth:`Engine.best_play`;
+:meth:`Engine.rank_plays` and the cube are the level's honest analysis.
+
+World class searches 2 plies with :data:`~nard.engine.search.DEFAULT_FILTER`:
+gnubg's *normal* 0-ply step (up to 8 plays within 0.16) and, instead of
+gnubg's skipped ply 1, a 1-ply step with the numbers of gnubg's normal 2-ply
+step (up to 2 within 0.04). Under the engine's ``time_limit`` a 2-ply search
+that runs out of time keeps its 1-ply ranking rather than falling back to
+0-ply, which is why nard filters at ply 1 (see :class:`~nard.engine.search.MoveFilter`).
+
+The beginner's cube is the rule of the seed-002 app ("the computer doubles
+and takes by the pip-count difference: a simple rule, not a professional
+analysis"). The seed gives no numbers; nard uses Walter Trice's well-known
+8-9-12 race rule: double with a lead of 8% of one's own pip count (9% to
+redouble), take unless the doubler leads by more than 12%.
+
+Plays are chosen cubeless (``match`` in :meth:`Engine.best_play` is accepted
+for the API and not yet used); cube decisions use the match context.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+
+from nard.core.position import Play, Position
+from nard.engine.cube import CubeContext, CubeDecision, CubeOwner, cube_decision
+from nard.engine.evaluator import Evaluator, cubeless_equity
+from nard.engine.network import NeuralEvaluator, WeightsError
+from nard.engine.search import (
+    DEFAULT_FILTER,
+    MoveFilter,
+    RankedPlay,
+    best_play,
+    evaluate_ply,
+    rank_plays,
+)
+
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "LEVEL_SETTINGS",
+    "Engine",
+    "Level",
+    "LevelSettings",
+    "PipCube",
+    "load_evaluator",
+    "pip_count_cube",
+]
+
+DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "data" / "nard-net.npz"
+"""Where the engine looks for its network when given no ``weights``."""
+
+Probabilities5 = tuple[float, float, float, float, float]
+
+
+class Level(StrEnum):
+    """A playing level, named as ``nard hint --level`` and the game settings name it."""
+
+    BEGINNER = "beginner"
+    INTERMEDIATE = "intermediate"
+    EXPERT = "expert"
+    WORLD_CLASS = "world-class"
+
+
+@dataclass(frozen=True)
+class LevelSettings:
+    """How a :class:`Level` plays: search depth, filter, noise and cube rule."""
+
+    plies: int
+    noise: float
+    move_filter: MoveFilter = DEFAULT_FILTER
+    pip_cube: bool = False
+
+
+LEVEL_SETTINGS: dict[Level, LevelSettings] = {
+    Level.BEGINNER: LevelSettings(plies=0, noise=0.060, pip_cube=True),
+    Level.INTERMEDIATE: LevelSettings(plies=0, noise=0.040),
+    Level.EXPERT: LevelSettings(plies=0, noise=0.0),
+    Level.WORLD_CLASS: LevelSettings(plies=2, noise=0.0),
+}
+"""gnubg's predefined players (``eval.c``), as described in the module docstring."""
+
+# Walter Trice's 8-9-12 rule, as fractions of the doubler's pip count.
+PIP_DOUBLE = 0.08
+PIP_REDOUBLE = 0.09
+PIP_TAKE = 0.12
+
+
+@dataclass(frozen=True)
+class PipCube:
+    """The pip-count rule's verdict for the side on roll.
+
+    ``lead`` is the side on roll's pip lead as a fraction of its own pip count;
+    ``double`` whether it doubles now, ``take`` whether the opponent would take.
+    """
+
+    lead: float
+    double: bool
+    take: bool
+
+
+def pip_count_cube(position: Position, context: CubeContext | None = None) -> PipCube:
+    """Seed 002's simple cube: double and take by the pip-count difference (8-9-12).
+
+    >>> race = Position.from_points({6: 5, 5: 5, 4: 5}, {6: 5, 5: 5, 3: 5})
+    >>> race.pip_counts()
+    (75, 70)
+    >>> pip_count_cube(race).double
+    False
+    >>> lead = pip_count_cube(race.flip())
+    >>> round(lead.lead, 3), lead.double, lead.take
+    (0.071, False, True)
+    >>> v = pip_count_cube(Position.from_points({1: 15}, {6: 15}))
+    >>> v.double, v.take
+    (True, False)
+    """
+    ctx = context or CubeContext()
+    mine, theirs = position.pip_counts()
+    lead = math.inf if mine == 0 else (theirs - mine) / mine
+    threshold = PIP_DOUBLE if ctx.owner is CubeOwner.CENTRED else PIP_REDOUBLE
+    return PipCube(lead=lead, double=ctx.can_double() and lead >= threshold, take=lead <= PIP_TAKE)
+
+
+def load_evaluator(weights: str | Path | None = None) -> NeuralEvaluator:
+    """The neural evaluator at ``weights`` (default :data:`DEFAULT_WEIGHTS`).
+
+    A missing file raises :class:`~nard.engine.network.WeightsError` naming it
+    and how to get one; there is never a fallback to another player.
+    """
+    path = Path(weights) if weights is not None else DEFAULT_WEIGHTS
+    if not path.is_file():
+        how = (
+            "nard ships no trained network yet: train one with "
+            f"`nard train {path} --games N`, or give another file with --weights PATH"
+            if weights is None
+            else "check the path, or train one with `nard train PATH --games N`"
+        )
+        raise WeightsError(f"network weights {str(path)!r} not found; {how}")
+    return NeuralEvaluator.load(path)
+
+
+def _five(row: Sequence[float]) -> Probabilities5:
+    return (float(row[0]), float(row[1]), float(row[2]), float(row[3]), float(row[4]))
+
+
+def _wording(centred: bool, double: bool, take: bool) -> str:
+    verb = "double" if centred else "redouble"
+    if double:
+        return f"{verb.capitalize()}, {'take' if take else 'pass'}"
+    return f"No {verb}, {'take' if take else 'pass'}"
+
+
+class Engine:
+    """The computer player and analyst at one :class:`Level`.
+
+    ``evaluator`` is used as given; without one the network at ``weights``
+    (default :data:`DEFAULT_WEIGHTS`) is loaded, and a missing or bad file
+    raises :class:`~nard.engine.network.WeightsError`. ``seed`` fixes the
+    noise of the weaker levels; ``time_limit`` (seconds, ``None`` for none)
+    bounds each deeper search (ply 0 always completes).
+
+    >>> from nard.engine.evaluator import FakeEvaluator
+    >>> engine = Engine("expert", evaluator=FakeEvaluator())
+    >>> pos = Position.from_points({6: 1, 2: 1}, {13: 15})
+    >>> pos.format_play(engine.best_play(pos, (6, 1)))
+    '6/off 2/1'
+    >>> engine.cube_action(pos).action
+    'Too good to double, pass'
+    """
+
+    def __init__(
+        self,
+        level: Level | str = Level.EXPERT,
+        evaluator: Evaluator | None = None,
+        weights: str | Path | None = None,
+        seed: int = 0,
+        time_limit: float | None = 1.0,
+    ) -> None:
+        try:
+            self.level = Level(level)
+        except ValueError:
+            names = ", ".join(lv.value for lv in Level)
+            raise ValueError(f"unknown level {level!r}: choose one of {names}") from None
+        if evaluator is not None and weights is not None:
+            raise ValueError("give an evaluator or a weights file, not both")
+        if not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, not {seed!r}")
+        if time_limit is not None and time_limit < 0:
+            raise ValueError(f"time_limit must be >= 0 or None, not {time_limit!r}")
+        self.settings = LEVEL_SETTINGS[self.level]
+        self.evaluator: Evaluator = evaluator if evaluator is not None else load_evaluator(weights)
+        self.seed = seed
+        self.time_limit = time_limit
+
+    def __repr__(self) -> str:
+        return (
+            f"Engine({self.level.value!r}, evaluator={self.evaluator!r}, "
+            f"seed={self.seed!r}, time_limit={self.time_limit!r})"
+        )
+
+    @property
+    def plies(self) -> int:
+        """The level's search depth (gnubg's plies)."""
+        return self.settings.plies
+
+    # -- evaluation --------------------------------------------------------
+
+    def evaluate(self, position: Position) -> tuple[Probabilities5, float]:
+        """The five probabilities and cubeless equity at the level's plies.
+
+        Seen from the side on roll of ``position``, before it rolls.
+        """
+        probs = evaluate_ply([position], self.evaluator, self.plies)
+        return _five(probs[0].tolist()), float(cubeless_equity(probs)[0])
+
+    # -- plays -------------------------------------------------------------
+
+    def rank_plays(self, position: Position, dice: Sequence[int]) -> list[RankedPlay]:
+        """Every legal play ranked best first at the level's plies (no noise): the hint."""
+        return rank_plays(
+            position,
+            dice,
+            self.evaluator,
+            self.plies,
+            self.settings.move_filter,
+            self.time_limit,
+        )
+
+    def noise(self, result: Position) -> float:
+        """The level's deterministic noise for a play leading to ``result`` (0 without noise)."""
+        if self.settings.noise <= 0.0:
+            return 0.0
+        key = [self.seed, *(v + 15 for v in result)]
+        return float(np.random.default_rng(key).normal(0.0, self.settings.noise))
+
+    def best_play(
+        self, position: Position, dice: Sequence[int], match: CubeContext | None = None
+    ) -> Play | None:
+        """The play this level makes, or ``None`` when the roll cannot be played.
+
+        Without noise this is :func:`~nard.engine.search.best_play`; with
+        noise every candidate of the level's ranking gets its :meth:`noise`
+        added to its equity and the best noisy equity is played. ``match`` is
+        accepted for the API; plays are chosen cubeless.
+        """
+        del match  # cubeless play for now (see the module docstring)
+        if self.settings.noise <= 0.0:
+            return best_play(
+                position,
+                dice,
+                self.evaluator,
+                self.plies,
+                self.settings.move_filter,
+                self.time_limit,
+            )
+        ranking = self.rank_plays(position, dice)
+        if not ranking:
+            return None
+        noisy = [r.equity + self.noise(r.play.result) for r in ranking]
+        return ranking[int(np.argmax(noisy))].play
+
+    # -- cube --------------------------------------------------------------
+
+    def cube_analysis(
+        self, position: Position, match: CubeContext | None = None
+    ) -> tuple[Probabilities5, float, CubeDecision]:
+        """Probabilities, cubeless equity and cube decision of the side on roll.
+
+        The equities come from the level's plies; the beginner's verdict
+        (double, take, its wording) is :func:`pip_count_cube`'s.
+        """
+        ctx = match or CubeContext()
+        probs, equity = self.evaluate(position)
+        decision = cube_decision(probs, ctx, position=position)
+        if self.settings.pip_cube:
+            rule = pip_count_cube(position, ctx)
+            action = decision.action
+            if ctx.can_double():
+                action = _wording(ctx.owner is CubeOwner.CENTRED, rule.double, rule.take)
+            decision = replace(
+                decision, action=action, double=rule.double, take=rule.take, beaver=False
+            )
+        return probs, equity, decision
+
+    def cube_action(self, position: Position, match: CubeContext | None = None) -> CubeDecision:
+        """The cube decision of the side on roll (before it rolls) at this level.
+
+        ``match`` is the cube and score from the side on roll's view (money
+        play with a centred 1-cube by default). The decision's ``take`` says
+        whether the opponent takes if doubled.
+        """
+        return self.cube_analysis(position, match)[2]

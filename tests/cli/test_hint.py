@@ -1,0 +1,205 @@
+"""`nard hint`: ranked plays and cube decisions as gnubg's hint shows them, JSON, errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from nard import Position
+from nard.cli.hint import HintError, cmd_hint, match_context
+from nard.cli.main import main
+from nard.engine.cube import CubeContext, CubeOwner
+from nard.engine.engine import Engine
+from nard.engine.network import Network, WeightsError
+from nard.notation import MatchState
+from nard.notation.match_id import CubeOwner as MatchCubeOwner
+
+START = "4HPwATDgc/ABMA"
+RACE = Position.from_points(
+    {6: 3, 5: 3, 4: 3, 3: 2, 2: 2, 1: 2}, {6: 3, 5: 3, 4: 3, 3: 2, 2: 2, 12: 2}
+)
+PLAY_LINE = re.compile(
+    r"^ {2,4}\d+\. Cubeless 0-ply +(\S.*\S) +Eq\.: [+-]\d\.\d{3}( \([+-]\d\.\d{3}\))?$"
+)
+PROB_LINE = re.compile(r"^ {7}(\d\.\d{3} ){3}- \d\.\d{3} \d\.\d{3} \d\.\d{3}$")
+
+
+@pytest.fixture
+def weights(tmp_path: Path) -> Path:
+    path = tmp_path / "net.npz"
+    Network.random(hidden=8, seed=11).save(path)
+    return path
+
+
+def test_hint_lists_ranked_plays_as_gnubg(
+    weights: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["hint", START, "31", "--weights", str(weights)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 * 16
+    ranking = Engine(weights=weights).rank_plays(Position(), (3, 1))
+    for i, r in enumerate(ranking):
+        play_line, prob_line = lines[2 * i], lines[2 * i + 1]
+        match = PLAY_LINE.match(play_line)
+        assert match, play_line
+        assert match.group(1).strip() == Position().format_play(r.play)
+        assert f"Eq.: {r.equity:+.3f}" in play_line
+        assert (i == 0) == ("(" not in play_line)
+        assert PROB_LINE.match(prob_line), prob_line
+        assert prob_line.split()[0] == f"{r.probabilities[0]:.3f}"
+        assert prob_line.split()[4] == f"{1 - r.probabilities[0]:.3f}"
+
+
+def test_hint_json(weights: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["hint", START, "6-6", "--json", "--weights", str(weights)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    ranking = Engine(weights=weights).rank_plays(Position(), (6, 6))
+    assert data["position_id"] == START and data["dice"] == [6, 6]
+    assert data["level"] == "expert"
+    assert [p["play"] for p in data["plays"]] == [Position().format_play(r.play) for r in ranking]
+    first = data["plays"][0]
+    assert first["rank"] == 1 and first["difference"] == 0.0 and first["ply"] == 0
+    assert first["equity"] == pytest.approx(ranking[0].equity)
+    probs = first["probabilities"]
+    assert list(probs) == [
+        "win",
+        "win_gammon",
+        "win_backgammon",
+        "lose",
+        "lose_gammon",
+        "lose_backgammon",
+    ]
+    assert probs["win"] + probs["lose"] == pytest.approx(1.0)
+    assert all(p["difference"] <= 0 for p in data["plays"])
+
+
+def test_hint_takes_the_dice_from_the_match_id(
+    weights: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["hint", f"{START}:QYkqASAAIAAA", "--json", "--weights", str(weights)]) == 0
+    assert json.loads(capsys.readouterr().out)["dice"] == [5, 2]
+
+
+def test_hint_world_class_searches_deeper(
+    weights: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["hint", START, "31", "--json", "--weights", str(weights), "--level", "world-class"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["level"] == "world-class" and data["plays"][0]["ply"] == 2
+
+
+def test_hint_without_dice_gives_the_cube_decision(
+    weights: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["hint", RACE.position_id(), "--weights", str(weights)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Cube analysis"
+    assert re.fullmatch(r"0-ply cubeless equity [+-]\d\.\d{3}", lines[1])
+    assert lines[3] == "Cubeful equities:"
+    names = sorted(re.sub(r"^\d\. (.*?) +[+-]\d.*$", r"\1", line) for line in lines[4:7])
+    assert names == ["Double, pass", "Double, take", "No double"]
+    assert "(" not in lines[4] and "(" in lines[5] and "(" in lines[6]
+    decision = Engine(weights=weights).cube_action(RACE)
+    assert lines[7] == f"Proper cube action: {decision.action}"
+
+
+def test_hint_cube_json_with_a_match(weights: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    match = MatchState(
+        match_length=7, score=(2, 4), cube_value=2, cube_owner=MatchCubeOwner.PLAYER_1, dice_owner=1
+    )
+    gnubg_id = f"{RACE.position_id()}:{match.match_id()}"
+    assert main(["hint", gnubg_id, "--json", "--weights", str(weights)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["match_length"] == 7 and data["score"] == [4, 2]
+    assert data["cube"] == 2 and data["cube_owner"] == "on roll"
+    decision = Engine(weights=weights).cube_action(RACE, match_context(match))
+    assert data["action"] == decision.action
+    assert data["no_double"] == pytest.approx(decision.no_double)
+    assert set(data["mwc"]) == {"no_double", "double_take", "double_pass"}
+
+
+def test_match_context_is_seen_from_the_player_on_roll() -> None:
+    state = MatchState(
+        match_length=9, score=(2, 4), cube_value=4, cube_owner=MatchCubeOwner.PLAYER_0
+    )
+    assert match_context(state) == CubeContext(
+        cube=4, owner=CubeOwner.ON_ROLL, match_length=9, score=(2, 4)
+    )
+    swapped = MatchState(
+        match_length=9,
+        score=(2, 4),
+        cube_value=4,
+        cube_owner=MatchCubeOwner.PLAYER_0,
+        dice_owner=1,
+    )
+    assert match_context(swapped) == CubeContext(
+        cube=4, owner=CubeOwner.OPPONENT, match_length=9, score=(4, 2)
+    )
+    money = MatchState(jacoby=True)
+    assert match_context(money) == CubeContext(jacoby=True)
+    crawford = MatchState(match_length=5, score=(4, 1), crawford=True, dice_owner=1)
+    ctx = match_context(crawford)
+    assert ctx.crawford and ctx.score == (1, 4) and not ctx.jacoby
+    with pytest.raises(HintError, match="longer than"):
+        match_context(MatchState(match_length=31))
+
+
+def test_hint_with_no_legal_play(weights: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    closed = Position.from_points({25: 1, 6: 14}, {p: 2 for p in range(1, 7)})
+    assert cmd_hint(closed.position_id(), "64", False, str(weights), "expert") == 0
+    assert "No legal play with 6-4" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["hint", "notanid", "31"], "nard: error: "),
+        (["hint", START, "71"], "nard: error: "),
+        (["hint", f"{START}:XXXX", "31"], "nard: error: "),
+        (["hint", START, "31", "--level", "grandmaster"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(
+    weights: Path,
+    args: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert _exit(main, [*args, "--weights", str(weights)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_missing_weights_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.npz"
+    assert main(["hint", START, "31", "--weights", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nard: error: ") and str(missing) in err
+    assert len(err.strip().splitlines()) == 1
+    with pytest.raises(WeightsError):
+        cmd_hint(START, "31", False, str(missing), "expert")
+
+
+def test_cmd_hint_errors_are_nard_errors(weights: Path) -> None:
+    with pytest.raises(HintError, match="unknown level"):
+        cmd_hint(START, "31", False, str(weights), "grandmaster")
+    over = Position.from_points({}, {6: 15})
+    with pytest.raises(HintError, match="over"):
+        cmd_hint(over.position_id(), None, False, str(weights), "expert")
+
+
+def _exit(func: object, argv: list[str]) -> int:
+    """``main(argv)``, or the status argparse exits with."""
+    assert callable(func)
+    try:
+        status = func(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    assert isinstance(status, int)
+    return status

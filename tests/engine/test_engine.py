@@ -1,0 +1,201 @@
+"""The Engine API: levels, noise, weights loading, evaluation and the cube."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nard import Position
+from nard.core.dice import ALL_ROLLS
+from nard.engine import engine as engine_module
+from nard.engine.cube import CubeContext, CubeDecision, CubeOwner, cube_decision
+from nard.engine.engine import (
+    DEFAULT_WEIGHTS,
+    LEVEL_SETTINGS,
+    Engine,
+    Level,
+    pip_count_cube,
+)
+from nard.engine.evaluator import FakeEvaluator
+from nard.engine.network import Network, NeuralEvaluator, WeightsError
+from nard.engine.search import DEFAULT_FILTER, best_play, evaluate_ply, rank_plays
+
+MIDGAME = Position.from_points({24: 2, 13: 4, 8: 3, 6: 4, 5: 2}, {24: 1, 13: 5, 8: 3, 6: 4, 4: 2})
+POSITIONS = [Position(), MIDGAME, MIDGAME.flip()]
+
+
+@pytest.fixture
+def weights(tmp_path: Path) -> Path:
+    path = tmp_path / "net.npz"
+    Network.random(hidden=8, seed=7).save(path)
+    return path
+
+
+def test_levels_follow_gnubg() -> None:
+    assert [lv.value for lv in Level] == ["beginner", "intermediate", "expert", "world-class"]
+    beginner, intermediate, expert, world = (LEVEL_SETTINGS[lv] for lv in Level)
+    assert (beginner.plies, beginner.noise, beginner.pip_cube) == (0, 0.060, True)
+    assert (intermediate.plies, intermediate.noise, intermediate.pip_cube) == (0, 0.040, False)
+    assert (expert.plies, expert.noise) == (0, 0.0)
+    assert (world.plies, world.noise, world.move_filter) == (2, 0.0, DEFAULT_FILTER)
+
+
+def test_expert_plays_the_0_ply_best() -> None:
+    ev = FakeEvaluator()
+    engine = Engine("expert", evaluator=ev)
+    for pos in POSITIONS:
+        for roll in ALL_ROLLS:
+            assert engine.best_play(pos, roll) == best_play(pos, roll, ev)
+
+
+def test_world_class_searches_two_plies() -> None:
+    ev = NeuralEvaluator(Network.random(hidden=8, seed=3))
+    engine = Engine(Level.WORLD_CLASS, evaluator=ev, time_limit=None)
+    ranking = engine.rank_plays(Position(), (3, 1))
+    assert ranking[0].ply == 2
+    assert ranking == rank_plays(Position(), (3, 1), ev, 2, DEFAULT_FILTER)
+    assert engine.best_play(Position(), (3, 1)) == ranking[0].play
+    probs, equity = engine.evaluate(MIDGAME)
+    expected = evaluate_ply([MIDGAME], ev, 2)[0]
+    assert np.allclose(probs, expected)
+    assert equity == pytest.approx(
+        probs[0] - (1 - probs[0]) + probs[1] - probs[3] + probs[2] - probs[4]
+    )
+
+
+def test_noise_is_deterministic_for_a_seed() -> None:
+    ev = FakeEvaluator()
+
+    def choices(seed: int) -> list[object]:
+        engine = Engine("beginner", evaluator=ev, seed=seed)
+        return [engine.best_play(pos, roll) for pos in POSITIONS for roll in ALL_ROLLS]
+
+    first = choices(1)
+    assert choices(1) == first
+    # Order does not matter: a fresh engine asked once gives the same play.
+    roll = ALL_ROLLS[-2]
+    again = Engine("beginner", evaluator=ev, seed=1).best_play(MIDGAME, roll)
+    assert again == first[len(ALL_ROLLS) + len(ALL_ROLLS) - 2]
+    assert Engine("beginner", evaluator=ev, seed=1).noise(MIDGAME) == pytest.approx(
+        Engine("beginner", evaluator=ev, seed=1).noise(MIDGAME)
+    )
+    assert Engine("expert", evaluator=ev, seed=1).noise(MIDGAME) == 0.0
+
+
+def test_noise_makes_beginner_differ_from_expert_sometimes() -> None:
+    ev = FakeEvaluator()
+    beginner = Engine("beginner", evaluator=ev, seed=0)
+    expert = Engine("expert", evaluator=ev)
+    pairs = [
+        (beginner.best_play(p, r), expert.best_play(p, r)) for p in POSITIONS for r in ALL_ROLLS
+    ]
+    differ = sum(a != b for a, b in pairs)
+    assert 0 < differ < len(pairs)
+    cases = [(p, r) for p in POSITIONS for r in ALL_ROLLS]
+    assert all(b in p.legal_plays(r) for (b, _), (p, r) in zip(pairs, cases, strict=True))
+
+
+def test_no_legal_play_is_none() -> None:
+    closed = Position.from_points({25: 1, 6: 14}, {p: 2 for p in range(1, 7)})
+    for level in Level:
+        engine = Engine(level, evaluator=FakeEvaluator())
+        assert engine.best_play(closed, (6, 4)) is None
+        assert engine.rank_plays(closed, (6, 4)) == []
+
+
+def test_weights_are_loaded(weights: Path) -> None:
+    engine = Engine(weights=weights)
+    expected = NeuralEvaluator(Network.load(weights)).evaluate([MIDGAME])[0]
+    probs, _ = engine.evaluate(MIDGAME)
+    assert np.allclose(probs, expected)
+
+
+def test_missing_weights_name_the_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.npz"
+    with pytest.raises(WeightsError, match=r"nope\.npz"):
+        Engine(weights=missing)
+
+
+def test_missing_default_weights_say_how_to_get_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert DEFAULT_WEIGHTS.name == "nard-net.npz"
+    missing = tmp_path / "nard-net.npz"
+    monkeypatch.setattr(engine_module, "DEFAULT_WEIGHTS", missing)
+    with pytest.raises(WeightsError) as info:
+        Engine()
+    assert str(missing) in str(info.value) and "nard train" in str(info.value)
+
+
+def test_corrupt_weights_are_an_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(WeightsError, match=r"bad\.npz"):
+        Engine(weights=bad)
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="unknown level"):
+        Engine("grandmaster", evaluator=FakeEvaluator())
+    with pytest.raises(ValueError, match="not both"):
+        Engine(evaluator=FakeEvaluator(), weights="x.npz")
+    with pytest.raises(ValueError, match="seed"):
+        Engine(evaluator=FakeEvaluator(), seed=-1)
+
+
+def test_cube_action_is_the_cube_decision_of_the_evaluation() -> None:
+    engine = Engine("expert", evaluator=FakeEvaluator())
+    for pos in POSITIONS:
+        for ctx in (
+            None,
+            CubeContext(match_length=7, score=(3, 5), cube=2, owner=CubeOwner.ON_ROLL),
+        ):
+            decision = engine.cube_action(pos, ctx)
+            assert isinstance(decision, CubeDecision)
+            probs, _ = engine.evaluate(pos)
+            assert decision == cube_decision(probs, ctx, position=pos)
+    dead = CubeContext(match_length=5, score=(4, 2))
+    assert engine.cube_action(MIDGAME, dead).action.startswith("Never double")
+
+
+def test_world_class_cube_uses_two_plies() -> None:
+    ev = FakeEvaluator()
+    decision = Engine("world-class", evaluator=ev).cube_action(MIDGAME)
+    probs = evaluate_ply([MIDGAME], ev, 2)[0]
+    assert decision == cube_decision(probs, position=MIDGAME)
+
+
+def test_pip_count_cube_is_8_9_12() -> None:
+    even = Position.from_points({6: 5, 5: 5, 4: 5}, {6: 5, 5: 5, 4: 5})
+    assert pip_count_cube(even) == engine_module.PipCube(0.0, False, True)
+    # 75 pips against 82 (9.3%): double, take, and redouble (9%).
+    ahead = Position.from_points({6: 5, 5: 5, 4: 5}, {7: 1, 6: 7, 5: 5, 4: 2})
+    assert ahead.pip_counts() == (75, 82)
+    assert pip_count_cube(ahead) == engine_module.PipCube(7 / 75, True, True)
+    assert pip_count_cube(ahead, CubeContext(cube=2, owner=CubeOwner.ON_ROLL)).double
+    # 75 against 81 (8%): double, but not redouble.
+    less = Position.from_points({6: 5, 5: 5, 4: 5}, {6: 10, 5: 4, 1: 1})
+    assert less.pip_counts() == (75, 81)
+    assert pip_count_cube(less).double
+    assert not pip_count_cube(less, CubeContext(cube=2, owner=CubeOwner.ON_ROLL)).double
+    assert not pip_count_cube(ahead, CubeContext(cube=2, owner=CubeOwner.OPPONENT)).double
+    # 75 against 85 (13%): double, pass.
+    far = Position.from_points({6: 5, 5: 5, 4: 5}, {6: 10, 5: 5})
+    assert far.pip_counts() == (75, 85)
+    verdict = pip_count_cube(far)
+    assert (verdict.double, verdict.take) == (True, False)
+
+
+def test_beginner_cube_uses_the_pip_rule() -> None:
+    far = Position.from_points({6: 5, 5: 5, 4: 5}, {6: 10, 5: 5})
+    beginner = Engine("beginner", evaluator=FakeEvaluator())
+    decision = beginner.cube_action(far)
+    assert (decision.action, decision.double, decision.take) == ("Double, pass", True, False)
+    behind = beginner.cube_action(far.flip())
+    assert (behind.action, behind.double, behind.take) == ("No double, take", False, True)
+    owned = beginner.cube_action(far, CubeContext(cube=2, owner=CubeOwner.ON_ROLL))
+    assert owned.action == "Redouble, pass"
+    theirs = beginner.cube_action(far, CubeContext(cube=2, owner=CubeOwner.OPPONENT))
+    assert (theirs.action, theirs.double) == ("Doubling not available", False)
