@@ -96,6 +96,12 @@ def _build_parser() -> argparse.ArgumentParser:
     play = sub.add_parser("play", help="play a game in the terminal against the computer")
     play.add_argument("--seed", type=int, default=None, help="dice seed (default: random)")
     play.add_argument(
+        "--level",
+        choices=[level.value for level in Level],
+        default=Level.EXPERT.value,
+        help="the computer's level (default: expert)",
+    )
+    play.add_argument(
         "--computer-first",
         action="store_true",
         help="skip the opening roll and let the computer move first",
@@ -196,7 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return records.cmd_export(args.source, args.target, args.to)
         from nard.cli.play import run_terminal_game
 
-        return run_terminal_game(seed=args.seed, computer_first=args.computer_first)
+        return run_terminal_game(
+            seed=args.seed, computer_first=args.computer_first, level=args.level
+        )
     except NardError as exc:
         print(f"nard: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

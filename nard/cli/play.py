@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from nard.core import Dice, NardError, Play, Position
-from nard.engine import HeuristicPlayer
+from nard.engine import Engine, Player
 
 __all__ = ["GameResult", "TerminalGame", "run_terminal_game"]
 
@@ -36,19 +36,19 @@ class _Quit(Exception):
 
 
 class TerminalGame:
-    """One game, human (``X``) against the heuristic computer (``O``)."""
+    """One game, human (``X``) against the computer (``O``): any :class:`Player`."""
 
     def __init__(
         self,
         rng: random.Random,
         read: Callable[[str], str],
         write: Callable[[str], None],
-        computer: HeuristicPlayer | None = None,
+        computer: Player,
     ) -> None:
         self.rng = rng
         self.read = read
         self.write = write
-        self.computer = computer or HeuristicPlayer()
+        self.computer = computer
         self.position = Position()
         self.human_on_roll = True
         self.dice: Dice | None = None
@@ -145,12 +145,15 @@ class TerminalGame:
             return GameResult(-1, resigned=True)
 
 
-def run_terminal_game(seed: int | None = None, computer_first: bool = False) -> int:
-    """Play one game on stdin/stdout; returns the exit status (0)."""
+def run_terminal_game(
+    seed: int | None = None, computer_first: bool = False, level: str = "expert"
+) -> int:
+    """Play one game on stdin/stdout against the engine at ``level``; returns 0."""
     if seed is None:
         seed = random.SystemRandom().randrange(2**32)
-    print(f"nard: a game against the computer (dice seed {seed}). Type 'help' for help.")
-    game = TerminalGame(random.Random(seed), input, print)
+    engine = Engine(level=level, seed=seed)
+    print(f"nard: a game against the computer ({level}; dice seed {seed}). Type 'help' for help.")
+    game = TerminalGame(random.Random(seed), input, print, engine)
     if computer_first:
         game.human_on_roll = False
     game.play()

@@ -263,6 +263,10 @@ class Engine:
         key = [self.seed, *(v + 15 for v in result)]
         return float(np.random.default_rng(key).normal(0.0, self.settings.noise))
 
+    def choose_play(self, position: Position, dice: Sequence[int]) -> Play | None:
+        """The :class:`~nard.engine.player.Player` seam: :meth:`best_play`."""
+        return self.best_play(position, dice)
+
     def best_play(
         self, position: Position, dice: Sequence[int], match: CubeContext | None = None
     ) -> Play | None:

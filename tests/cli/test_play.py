@@ -10,6 +10,7 @@ import sys
 import time
 
 from nard.cli.play import TerminalGame
+from nard.engine import HeuristicPlayer
 
 
 def _autoplayer(game: TerminalGame, log: list[str]) -> None:
@@ -32,7 +33,7 @@ def _autoplayer(game: TerminalGame, log: list[str]) -> None:
 def test_full_games_reach_a_result() -> None:
     for seed in range(5):
         log: list[str] = []
-        game = TerminalGame(random.Random(seed), input, print)
+        game = TerminalGame(random.Random(seed), input, print, HeuristicPlayer())
         _autoplayer(game, log)
         result = game.play()
         assert result.points in (-3, -2, -1, 1, 2, 3)
@@ -46,7 +47,7 @@ def test_full_games_reach_a_result() -> None:
 def test_help_moves_and_quit() -> None:
     log: list[str] = []
     answers = iter(["help", "moves", "board", "quit"])
-    game = TerminalGame(random.Random(1), lambda _: next(answers), log.append)
+    game = TerminalGame(random.Random(1), lambda _: next(answers), log.append, HeuristicPlayer())
     result = game.play()
     assert result.resigned and result.points == -1
     text = "\n".join(log)
@@ -60,7 +61,7 @@ def test_end_of_input_resigns() -> None:
         raise EOFError
 
     log: list[str] = []
-    assert TerminalGame(random.Random(2), read, log.append).play().resigned
+    assert TerminalGame(random.Random(2), read, log.append, HeuristicPlayer()).play().resigned
 
 
 def test_nard_play_in_a_pty() -> None:
@@ -93,3 +94,14 @@ def test_nard_play_in_a_pty() -> None:
     os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 0
     assert b"Traceback" not in out
+
+
+def test_a_full_game_against_the_shipped_network() -> None:
+    """`nard play`'s default opponent: the engine with the weights in the package."""
+    from nard.engine import Engine
+
+    log: list[str] = []
+    game = TerminalGame(random.Random(9), input, print, Engine(level="expert", seed=9))
+    _autoplayer(game, log)
+    result = game.play()
+    assert result.points in (-3, -2, -1, 1, 2, 3) and game.position.is_game_over()
