@@ -39,7 +39,7 @@ from nard.engine.player import Player, RandomPlayer, play_game
 from nard.engine.pubeval import PubevalPlayer
 from nard.match.dice import SeededDice
 
-PLAYERS = ("heuristic", "pubeval", "random", "gnubg")
+PLAYERS = ("heuristic", "pubeval", "random", "gnubg", "expert", "world-class")
 Z_95 = 1.959963984540054
 GNUBG = os.environ.get("NARD_GNUBG", "/usr/games/gnubg")
 
@@ -121,6 +121,10 @@ def make_player(name: str, seed: int) -> Player:
         return RandomPlayer(seed)
     if name == "gnubg":
         return GnubgPlayer()
+    if name in ("expert", "world-class"):
+        from nard.engine import Engine
+
+        return Engine(level=name, seed=seed)  # the shipped network, 0-ply or 2-ply
     raise ValueError(f"unknown player {name!r}: expected one of {', '.join(PLAYERS)}")
 
 
