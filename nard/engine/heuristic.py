@@ -1,8 +1,8 @@
 """A simple computer opponent: one-ply choice by a hand-written position score.
 
-It is the stand-in until the neural engine exists: it races when the race is
-on, makes points, hits, and avoids leaving direct shots, but looks no further
-than the play in hand. Deterministic: ties go to the first play generated.
+A baseline for benchmarks and tests (``nard play`` uses the neural engine):
+it races when the race is on, makes points, hits, and avoids leaving direct
+shots, but looks no further than the play in hand. Deterministic: ties go to the first play generated.
 """
 
 from __future__ import annotations
