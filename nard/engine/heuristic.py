@@ -2,7 +2,8 @@
 
 A baseline for benchmarks and tests (``nard play`` uses the neural engine):
 it races when the race is on, makes points, hits, and avoids leaving direct
-shots, but looks no further than the play in hand. Deterministic: ties go to the first play generated.
+shots, but looks no further than the play in hand. Deterministic: ties go to
+the first play generated.
 """
 
 from __future__ import annotations
