@@ -37,15 +37,14 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     where = "a GNU Backgammon Position ID, a gnubg ID (POSITION_ID:MATCH_ID) or an XGID"
+
+    def position_and_dice(parser: argparse.ArgumentParser, dice_help: str) -> None:
+        parser.add_argument("position_id", metavar="POSITION", help=where)
+        parser.add_argument("dice", metavar="DICE", nargs="?", help=dice_help)
+        parser.add_argument("--json", action="store_true", help="print JSON")
+
     moves = sub.add_parser("moves", help="list the legal plays of a roll in a position")
-    moves.add_argument("position_id", metavar="POSITION", help=where)
-    moves.add_argument(
-        "dice",
-        metavar="DICE",
-        nargs="?",
-        help="the roll, e.g. 64 or 6-4 (default: the dice in the Match ID or XGID)",
-    )
-    moves.add_argument("--json", action="store_true", help="print JSON")
+    position_and_dice(moves, "the roll, e.g. 64 or 6-4 (default: the dice in the Match ID or XGID)")
 
     show = sub.add_parser("show", help="draw a position with its pip counts")
     show.add_argument("position_id", metavar="POSITION", help=where)
@@ -73,14 +72,9 @@ def _build_parser() -> argparse.ArgumentParser:
     add_arguments(tr)
 
     hint = sub.add_parser("hint", help="the engine's ranked plays of a roll, or its cube decision")
-    hint.add_argument("position_id", metavar="POSITION", help=where)
-    hint.add_argument(
-        "dice",
-        metavar="DICE",
-        nargs="?",
-        help="the roll, e.g. 64 (default: the dice in the Match ID or XGID; none: the cube)",
+    position_and_dice(
+        hint, "the roll, e.g. 64 (default: the dice in the Match ID or XGID; none: the cube)"
     )
-    hint.add_argument("--json", action="store_true", help="print JSON")
     hint.add_argument(
         "--weights", metavar="PATH", help="network weights (default: nard/engine/data/nard-net.npz)"
     )
