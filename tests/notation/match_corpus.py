@@ -21,6 +21,7 @@ from tests.notation.gnubg_ids import run_in_gnubg
 __all__ = [
     "CORPUS",
     "NAMES",
+    "check_gnubg_reimport",
     "check_like_gnubg",
     "entry",
     "gnubg_reimport",
@@ -119,3 +120,14 @@ def gnubg_reimport() -> dict[tuple[str, str], tuple[int, list[list[Any]]]]:
             [[s, "XO".index(w) if w in ("X", "O") else None, p, r] for s, w, p, r in games],
         )
     return out
+
+
+def check_gnubg_reimport(name: str, kind: str) -> None:
+    """gnubg read nard's ``kind`` ("mat" or "sgf") file of ``name`` as the manifest has it."""
+    length, games = gnubg_reimport()[(name, kind)]
+    want = entry(name)
+    assert length == want["match_length"]
+    assert games == [[g["score"], g["winner"], g["points"], g["resigned"]] for g in want["games"]]
+    final = list(games[-1][0])
+    final[games[-1][1]] += games[-1][2]
+    assert final == want["final_score"]
