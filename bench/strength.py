@@ -121,11 +121,20 @@ def make_player(name: str, seed: int) -> Player:
         return RandomPlayer(seed)
     if name == "gnubg":
         return GnubgPlayer()
-    if name in ("expert", "world-class"):
+    level, _, weights = name.partition("@")
+    if level in ("expert", "world-class"):
         from nard.engine import Engine
 
-        return Engine(level=name, seed=seed)  # the shipped network, 0-ply or 2-ply
+        # The shipped networks, or those at PATH for "expert@PATH"; 0-ply or 2-ply.
+        return Engine(level=level, seed=seed, weights=weights or None)
     raise ValueError(f"unknown player {name!r}: expected one of {', '.join(PLAYERS)}")
+
+
+def _player_name(name: str) -> str:
+    level, at, weights = name.partition("@")
+    if name in PLAYERS or (at and level in ("expert", "world-class") and weights):
+        return name
+    raise argparse.ArgumentTypeError(f"unknown player {name!r}")
 
 
 def pair_seed(seed: int, pair: int) -> int:
@@ -237,8 +246,9 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--a", choices=PLAYERS, default="pubeval", help="the player measured")
-    parser.add_argument("--b", choices=PLAYERS, default="random", help="its opponent")
+    players = f"{', '.join(PLAYERS)}; expert@PATH or world-class@PATH for other weights"
+    parser.add_argument("--a", type=_player_name, default="pubeval", help=f"the player: {players}")
+    parser.add_argument("--b", type=_player_name, default="random", help="its opponent")
     parser.add_argument("--games", type=int, default=2000, help="games (an even number)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the dice and random play")
     parser.add_argument("--jobs", type=int, default=1, help="processes playing at once")

@@ -71,6 +71,13 @@ def _build_parser() -> argparse.ArgumentParser:
 
     add_arguments(tr)
 
+    from nard.engine.supervised import add_fit_arguments, add_label_arguments
+
+    add_label_arguments(
+        sub.add_parser("label", help="self-play positions labelled by n-ply search (a dataset)")
+    )
+    add_fit_arguments(sub.add_parser("fit", help="train the contact and race networks on datasets"))
+
     hint = sub.add_parser("hint", help="the engine's ranked plays of a roll, or its cube decision")
     position_and_dice(
         hint, "the roll, e.g. 64 (default: the dice in the Match ID or XGID; none: the cube)"
@@ -186,6 +193,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nard.engine.train import run
 
             return run(args)
+        if args.command in ("label", "fit"):
+            from nard.engine import supervised
+
+            return (supervised.run_label if args.command == "label" else supervised.run_fit)(args)
         if args.command in ("replay", "verify", "export"):
             from nard.cli import records
 

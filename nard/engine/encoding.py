@@ -1,10 +1,10 @@
-"""The neural network's input encoding, version 1: Tesauro's raw board plus cheap features.
+"""The neural network's input encoding, version 2: Tesauro's raw board plus features.
 
 Every position is encoded **from the side on roll's view, before it rolls**, the
 frame of the :class:`~nard.engine.evaluator.Evaluator` seam; there is no turn
 unit, since the side on roll is always the one whose chances the net gives.
 
-Version 1 has :data:`INPUTS` = 199 inputs, floats in ``[0, 6]``:
+Version 2 has :data:`INPUTS` = 215 inputs, floats in ``[0, 6]``:
 
 =========  =====  ====================================================================
 columns    count  meaning
@@ -18,14 +18,35 @@ columns    count  meaning
 196        1      the opponent's checkers borne off / 15
 197        1      the opponent's pip count / 167
 198        1      1.0 when the position is a race (no contact left), else 0.0
+199-206    8      the side on roll's features (:data:`FEATURES`, below)
+207-214    8      the opponent's features, computed alike from its side
 =========  =====  ====================================================================
 
 Point ``p`` of a side uses columns ``4 (p - 1)`` to ``4 (p - 1) + 3`` of its block,
 from its count ``n`` there: ``n >= 1``, ``n >= 2``, ``n >= 3`` (0 or 1 each) and
 ``(n - 3) / 2`` when ``n > 3`` (Tesauro's TD-Gammon units, as in Sutton & Barto's
-case study). Both sides are laid out alike, so the encoding of
-``position.flip()`` is that of ``position`` with the sides exchanged
-(:func:`swap_sides`).
+case study). The features, each side's computed on the board as that side
+sees it (its own points numbered 1-24 towards its home, bar 25), are in the
+spirit of gnubg's hand-crafted inputs (its ``I_BREAK_CONTACT``, ``I_BACK_CHEQUER``,
+``I_P1``, ``I_ENTER2``, ``I_CONTAIN``; the definitions here are nard's own):
+
+- ``back``: the point of the side's rearmost checker (the bar is 25) / 25;
+- ``break_contact``: pips the side must move before all its checkers are past
+  the opponent's rearmost one / 152;
+- ``free_pips``: pips of its checkers already past it / 167;
+- ``hit_rolls``: the share of the 36 rolls with which the side, were it on roll,
+  could hit at least one of the opponent's blots (single die, both dice through
+  an open point, doubles through open points; the bar's entering rule is not
+  modelled);
+- ``prime``: its longest run of made points (two or more checkers) / 6;
+- ``home_points``: its made points in its home board / 6;
+- ``enter_fail``: with a checker on the bar, the chance of failing to enter,
+  ``(points the opponent has made in its home board / 6)^2``; else 0;
+- ``blocked_ahead``: the opponent's made points among the 12 points in front of
+  the side's rearmost checker / 12 (containment).
+
+Both sides are laid out alike, so the encoding of ``position.flip()`` is that of
+``position`` with the sides exchanged (:func:`swap_sides`).
 
 The version number is stored with every network's weights
 (:mod:`nard.engine.network`); weights trained for another version are refused.
@@ -33,11 +54,16 @@ Change :data:`ENCODING_VERSION` with any change to this layout.
 
 >>> x = encode([Position()])
 >>> x.shape, x.dtype
-((1, 199), dtype('float32'))
+((1, 215), dtype('float32'))
 >>> x[0, 4 * 5 : 4 * 6].tolist()  # five checkers on the 6-point
 [1.0, 1.0, 1.0, 1.0]
 >>> x[0, [PIPS_INPUT, OPPONENT_PIPS_INPUT, RACE_INPUT]].tolist()
 [1.0, 1.0, 0.0]
+>>> features = x[0, FEATURE_INPUT:OPPONENT_FEATURE_INPUT].tolist()
+>>> {name: round(v, 4) for name, v in zip(FEATURES, features)}
+... # doctest: +NORMALIZE_WHITESPACE
+{'back': 0.96, 'break_contact': 1.0, 'free_pips': 0.0, 'hit_rolls': 0.0,
+ 'prime': 0.1667, 'home_points': 0.1667, 'enter_fail': 0.0, 'blocked_ahead': 0.25}
 """
 
 from __future__ import annotations
@@ -53,9 +79,12 @@ from nard.core.position import CHECKERS, Position
 __all__ = [
     "BAR_INPUT",
     "ENCODING_VERSION",
+    "FEATURES",
+    "FEATURE_INPUT",
     "INPUTS",
     "OFF_INPUT",
     "OPPONENT_BAR_INPUT",
+    "OPPONENT_FEATURE_INPUT",
     "OPPONENT_OFF_INPUT",
     "OPPONENT_PIPS_INPUT",
     "OPPONENT_POINTS",
@@ -64,10 +93,11 @@ __all__ = [
     "encode",
     "encode_boards",
     "point_units",
+    "side_features",
     "swap_sides",
 ]
 
-ENCODING_VERSION = 1
+ENCODING_VERSION = 2
 """The layout described in the module docstring; stored beside every network's weights."""
 
 OPPONENT_POINTS = 96
@@ -86,7 +116,22 @@ OPPONENT_PIPS_INPUT = 197
 """The opponent's pip count."""
 RACE_INPUT = 198
 """The race flag."""
-INPUTS = 199
+FEATURES = (
+    "back",
+    "break_contact",
+    "free_pips",
+    "hit_rolls",
+    "prime",
+    "home_points",
+    "enter_fail",
+    "blocked_ahead",
+)
+"""The names of each side's hand-crafted features, in column order."""
+FEATURE_INPUT = 199
+"""First column of the side on roll's features."""
+OPPONENT_FEATURE_INPUT = FEATURE_INPUT + len(FEATURES)
+"""First column of the opponent's features."""
+INPUTS = OPPONENT_FEATURE_INPUT + len(FEATURES)
 """Inputs per position."""
 
 _START_PIPS = 167.0
@@ -143,7 +188,7 @@ def encode(positions: Sequence[Position]) -> npt.NDArray[np.float32]:
     """The ``(n, INPUTS)`` float32 inputs of each position (see the module docstring).
 
     >>> encode([]).shape
-    (0, 199)
+    (0, 215)
     """
     n = len(positions)
     flat = np.fromiter(itertools.chain.from_iterable(positions), dtype=np.int64, count=26 * n)
@@ -163,7 +208,133 @@ def encode_boards(boards: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
     # opponent's; the cumulative sum counts the opponent's checkers up to each index.
     contact = np.einsum("ij,ij->i", mine, np.cumsum(mine - entries, axis=1))
     x[:, RACE_INPUT] = contact == 0
+    # Both sides' features in one pass: the boards, then the boards flipped.
+    features = side_features(np.concatenate([boards, -boards[:, ::-1]]))
+    x[:, FEATURE_INPUT:OPPONENT_FEATURE_INPUT] = features[:n]
+    x[:, OPPONENT_FEATURE_INPUT:INPUTS] = features[n:]
     return x
+
+
+# -- the hand-crafted features ------------------------------------------------------------
+
+_POWERS = np.left_shift(np.int64(1), np.arange(26, dtype=np.int64))
+_POINTS_MASK = ((1 << 25) - 1) ^ 1  # bits 1-24
+_HOME_MASK = 0b1111110  # bits 1-6
+_OPP_HOME_MASK = 0b111111 << 19  # bits 19-24
+
+
+def _run_tables() -> tuple[npt.NDArray[np.float64], ...]:
+    """For every 12-bit mask: set bits, longest run, run from the top bit, from bit 0."""
+    count, longest, top, bottom = (np.zeros(1 << 12) for _ in range(4))
+    for m in range(1 << 12):
+        bits = [(m >> i) & 1 for i in range(12)]
+        count[m] = sum(bits)
+        run = 0
+        for bit in bits:
+            run = run + 1 if bit else 0
+            longest[m] = max(longest[m], run)
+        bottom[m] = next((i for i, bit in enumerate(bits) if not bit), 12)
+        top[m] = next((i for i, bit in enumerate(reversed(bits)) if not bit), 12)
+    return count, longest, top, bottom
+
+
+_POPCOUNT_12, _LONGEST_12, _TOP_RUN_12, _BOTTOM_RUN_12 = _run_tables()
+# The 15 non-double rolls (a, b), a < b, and the six doubles.
+_A = np.array([a for a in range(1, 7) for b in range(a + 1, 7)])
+_B = np.array([b for a in range(1, 7) for b in range(a + 1, 7)])
+_DIE = np.arange(1, 7)
+
+
+def _masks(flags: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """One bit per board index (bit ``i`` for index ``i``) for each row of 26 flags."""
+    out: npt.NDArray[np.int64] = flags.astype(np.int64) @ _POWERS
+    return out
+
+
+def _hit_rolls(
+    sources: npt.NDArray[np.int64], blots: npt.NDArray[np.int64], open_: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float64]:
+    """Share of the 36 rolls hitting a blot, from bit masks of the side's checkers
+    (``sources``), the opponent's blots and the points it may land on."""
+    src, blot, opn = sources[:, None], blots[:, None], open_[:, None]
+    # direct[:, d]: a checker d pips behind a blot (d = 0 never hits).
+    direct = np.zeros((sources.shape[0], 7), dtype=bool)
+    direct[:, 1:] = ((src >> _DIE) & blot) != 0
+    # step[:, d]: where the side's checkers land with one die d, on open points.
+    step = np.zeros((sources.shape[0], 7), dtype=np.int64)
+    step[:, 0] = sources
+    step[:, 1:] = (src >> _DIE) & opn
+    combined = (((step[:, _A] >> _B) | (step[:, _B] >> _A)) & blot) != 0
+    singles = combined | direct[:, _A] | direct[:, _B]
+    # Doubles: up to four steps of the die, each landing on an open point.
+    reach = step[:, 1:]
+    hit = direct[:, 1:].copy()
+    for _ in range(3):
+        reach = reach >> _DIE
+        hit |= (reach & blot) != 0
+        reach &= opn
+    count = 2 * singles.sum(axis=1) + hit.sum(axis=1)
+    result: npt.NDArray[np.float64] = count / 36.0
+    return result
+
+
+def _longest_run(made: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """Length of the longest run of set bits among bits 1-24 of each mask."""
+    low, high = (made >> 1) & 0xFFF, (made >> 13) & 0xFFF
+    across = _TOP_RUN_12[low] + _BOTTOM_RUN_12[high]
+    result: npt.NDArray[np.float64] = np.maximum(
+        np.maximum(_LONGEST_12[low], _LONGEST_12[high]), across
+    )
+    return result
+
+
+def side_features(boards: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+    """The ``(n, 8)`` :data:`FEATURES` of the side whose checkers are positive in
+    ``boards`` (its points 1-24, its bar at 25, the opponent's bar at 0).
+
+    Two checkers on the 6-point and one on the 8-point against a blot on the
+    opponent's 20-point (5 pips in front of the 6-point): 20 rolls of 36 hit it
+    (any 1 or 3).
+
+    >>> f = side_features(np.array([Position.from_points({6: 2, 8: 1}, {20: 1})]))
+    >>> [round(v, 4) for v in f[0].tolist()]
+    [0.32, 0.0329, 0.0, 0.5556, 0.1667, 0.1667, 0.0, 0.0]
+    """
+    n = boards.shape[0]
+    mine = np.maximum(boards, 0)
+    theirs = np.maximum(-boards, 0)
+    index = np.arange(26)
+    has_mine = mine > 0
+    # Rearmost checkers: the side's highest index, the opponent's lowest (its bar is 0).
+    back = np.where(has_mine.any(axis=1), 25 - np.argmax(has_mine[:, ::-1], axis=1), 0)
+    has_theirs = theirs > 0
+    their_back = np.where(has_theirs.any(axis=1), np.argmax(has_theirs, axis=1), 26)
+    beyond = index[None, :] > their_back[:, None]
+    distance = index[None, :] - their_back[:, None]
+    break_contact = (mine * np.where(beyond, distance, 0)).sum(axis=1)
+    free_pips = (mine * np.where(beyond, 0, index[None, :])).sum(axis=1)
+
+    masks = _masks(np.stack([mine >= 2, theirs >= 2, theirs == 1, has_mine], axis=1))
+    made = masks[:, 0] & _POINTS_MASK
+    blocked = masks[:, 1] & _POINTS_MASK
+    blots = masks[:, 2] & _POINTS_MASK
+    sources = masks[:, 3] & (_POINTS_MASK | (1 << 25))
+    open_ = ~blocked & _POINTS_MASK
+
+    out = np.empty((n, len(FEATURES)), dtype=np.float32)
+    out[:, 0] = back / 25.0
+    out[:, 1] = break_contact / 152.0
+    out[:, 2] = free_pips / 167.0
+    out[:, 3] = _hit_rolls(sources, blots, open_)
+    out[:, 4] = _longest_run(made) / 6.0
+    out[:, 5] = _POPCOUNT_12[made & _HOME_MASK] / 6.0
+    their_home = _POPCOUNT_12[(blocked & _OPP_HOME_MASK) >> 19]
+    out[:, 6] = np.where(mine[:, 25] > 0, (their_home / 6.0) ** 2, 0.0)
+    # The 12 points in front of the rearmost checker: indices back-12 .. back-1.
+    shift = np.maximum(back - 12, 0)
+    window = (blocked >> shift) & ((np.int64(1) << np.minimum(back, 12)) - 1)
+    out[:, 7] = _POPCOUNT_12[window & 0xFFF] / 12.0
+    return out
 
 
 _SWAP = np.concatenate(
@@ -173,6 +344,8 @@ _SWAP = np.concatenate(
         np.arange(OPPONENT_BAR_INPUT, RACE_INPUT),
         np.arange(BAR_INPUT, OPPONENT_BAR_INPUT),
         [RACE_INPUT],
+        np.arange(OPPONENT_FEATURE_INPUT, INPUTS),
+        np.arange(FEATURE_INPUT, OPPONENT_FEATURE_INPUT),
     ]
 )
 

@@ -12,8 +12,17 @@ with a format tag, the encoding version, the input count and the hidden size;
 a missing, corrupt or mismatched file raises :class:`WeightsError` naming the
 file and how to restore it, never a silent fallback.
 
-:class:`NeuralEvaluator` puts a network behind the ``Evaluator`` seam, with
-exact values for finished games and gnubg's consistency rules.
+:class:`Networks` is the engine's set of nets, one per class of position, as
+gnubg has them: ``contact`` for positions where the sides can still hit, and
+``race`` for races (no contact left). Both read the same encoding. A bundle
+file (format :data:`BUNDLE_FORMAT`) holds both; a single-network file loads as
+a set whose contact net evaluates races too.
+
+:class:`NeuralEvaluator` puts the nets behind the ``Evaluator`` seam: exact
+values for finished games, the exact one-sided bear-off database
+(:mod:`nard.engine.bearoff`) for pure bear-offs (every checker of both sides in
+its home board), the race net for the other races, the contact net for the
+rest, and gnubg's consistency rules on every network output.
 
 >>> net = Network.random(hidden=8, seed=1)
 >>> p = NeuralEvaluator(net).evaluate([Position()])
@@ -23,6 +32,7 @@ exact values for finished games and gnubg's consistency rules.
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -35,12 +45,14 @@ import numpy.typing as npt
 from nard.core.errors import NardError
 from nard.core.position import Position
 from nard.engine._npz import read_arrays
+from nard.engine.bearoff import BearoffDatabase
 from nard.engine.encoding import (
     ENCODING_VERSION,
     INPUTS,
     OFF_INPUT,
     OPPONENT_OFF_INPUT,
-    encode,
+    RACE_INPUT,
+    encode_boards,
 )
 from nard.engine.evaluator import (
     LOSE_BACKGAMMON,
@@ -54,8 +66,11 @@ from nard.engine.evaluator import (
 )
 
 __all__ = [
+    "BUNDLE_FORMAT",
     "FORMAT",
+    "NET_CLASSES",
     "Network",
+    "Networks",
     "NeuralEvaluator",
     "WeightsError",
     "read_npz",
@@ -64,7 +79,12 @@ __all__ = [
 ]
 
 FORMAT = "nard-mlp-1"
-"""The format tag stored in every weights file; a file with another tag is refused."""
+"""The format tag of a single network's weights file; a file with another tag is refused."""
+BUNDLE_FORMAT = "nard-nets-1"
+"""The format tag of a :class:`Networks` file: one network per class, arrays prefixed
+``contact.`` and ``race.``."""
+NET_CLASSES = ("contact", "race")
+"""The classes of positions with a network of their own, in file order."""
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -280,6 +300,92 @@ class Network:
         return cls(arrays["w1"], arrays["b1"], arrays["w2"], arrays["b2"])
 
 
+class Networks:
+    """The engine's networks by class of position (see the module docstring).
+
+    ``race`` may be ``None``: the contact net then evaluates races too.
+
+    >>> nets = Networks(Network.random(hidden=4, seed=1), Network.random(hidden=3, seed=2))
+    >>> nets.race is not None and nets.race.hidden
+    3
+    """
+
+    def __init__(self, contact: Network, race: Network | None = None) -> None:
+        self.contact = contact
+        self.race = race
+
+    def __repr__(self) -> str:
+        return f"Networks(contact={self.contact!r}, race={self.race!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Networks):
+            return NotImplemented
+        return self.contact == other.contact and self.race == other.race
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def by_class(self) -> dict[str, Network]:
+        """The networks present, by class name."""
+        nets = {"contact": self.contact}
+        if self.race is not None:
+            nets["race"] = self.race
+        return nets
+
+    def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
+        """The arrays of a bundle file."""
+        arrays: dict[str, npt.NDArray[Any]] = {
+            "format": np.array(BUNDLE_FORMAT),
+            "classes": np.array(list(self.by_class())),
+        }
+        for name, net in self.by_class().items():
+            for key, value in net.to_arrays().items():
+                arrays[f"{name}.{key}"] = value
+        return arrays
+
+    def save(self, path: str | Path) -> None:
+        """Write a bundle file atomically (see :meth:`Network.save`)."""
+        write_npz_atomic(path, self.to_arrays())
+
+    @classmethod
+    def load(cls, path: str | Path) -> Networks:
+        """Read a bundle file, or a single network's file (as the contact net).
+
+        Raises :class:`WeightsError` when the file is missing or corrupt.
+        """
+        return cls.from_arrays(read_npz(path), path)
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, npt.NDArray[Any]], path: str | Path) -> Networks:
+        """The networks in a weights file's arrays; ``path`` names the file in errors."""
+        tag = arrays.get("format")
+        if tag is not None and tag.dtype.kind == "U" and tag.shape == () and str(tag) == FORMAT:
+            return cls(Network.from_arrays(arrays, path))
+        problem = ""
+        if tag is None or tag.dtype.kind != "U" or tag.shape != () or str(tag) != BUNDLE_FORMAT:
+            shown = None if tag is None else tag.tolist()
+            problem = f"format {shown!r}, expected {BUNDLE_FORMAT!r} or {FORMAT!r}"
+        elif "classes" not in arrays or arrays["classes"].dtype.kind != "U":
+            problem = "no list of network classes"
+        else:
+            classes = [str(c) for c in arrays["classes"].reshape(-1)]
+            if "contact" not in classes or not set(classes) <= set(NET_CLASSES):
+                problem = f"network classes {classes!r}, expected some of {list(NET_CLASSES)!r}"
+        if problem:
+            raise WeightsError(
+                f"network weights {str(path)!r} are corrupt or incompatible ({problem}); "
+                + _RESTORE.format(path=path)
+            )
+        nets = {}
+        for name in classes:
+            prefix = name + "."
+            part = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+            try:
+                nets[name] = Network.from_arrays(part, path)
+            except WeightsError as exc:
+                raise WeightsError(f"{exc} (the {name} network)") from None
+        return cls(nets["contact"], nets.get("race"))
+
+
 def read_npz(path: str | Path) -> dict[str, npt.NDArray[Any]]:
     """Every array of an ``.npz`` file; :class:`WeightsError` when missing or unreadable."""
     return read_arrays(path, WeightsError, "network weights", _RESTORE.format(path=path))
@@ -361,32 +467,67 @@ def sanity_check(probs: FloatArray, x: npt.NDArray[np.float32]) -> FloatArray:
 
 
 class NeuralEvaluator:
-    """A :class:`Network` behind the ``Evaluator`` seam.
+    """The engine's networks behind the ``Evaluator`` seam (see the module docstring).
 
-    Finished games get their exact values (:func:`outcome_probabilities`); the
-    others the network's outputs after :func:`sanity_check`. One forward pass
-    per call, however many positions.
+    ``networks`` is a :class:`Networks` set or a single :class:`Network` (used for
+    every class); ``bearoff`` the exact database for pure bear-offs (``None``:
+    the nets evaluate those too). Finished games get their exact values
+    (:func:`outcome_probabilities`). One forward pass per network per call,
+    however many positions.
 
     >>> ev = NeuralEvaluator(Network.random(hidden=4))
     >>> ev.evaluate([Position.from_points({6: 15}, {})]).tolist()  # gammoned
     [[0.0, 0.0, 0.0, 1.0, 0.0]]
+    >>> ev = NeuralEvaluator(Network.random(hidden=4), BearoffDatabase.load())
+    >>> round(float(ev.evaluate([Position.from_points({1: 1}, {1: 1})])[0, 0]), 6)
+    1.0
     """
 
-    def __init__(self, network: Network) -> None:
-        self.network = network
+    def __init__(
+        self, networks: Network | Networks, bearoff: BearoffDatabase | None = None
+    ) -> None:
+        self.networks = networks if isinstance(networks, Networks) else Networks(networks)
+        self.bearoff = bearoff
+
+    @property
+    def network(self) -> Network:
+        """The contact network."""
+        return self.networks.contact
 
     def __repr__(self) -> str:
-        return f"NeuralEvaluator({self.network!r})"
+        return f"NeuralEvaluator({self.networks!r}, bearoff={self.bearoff!r})"
 
     @classmethod
-    def load(cls, path: str | Path) -> NeuralEvaluator:
-        """An evaluator with the network stored at ``path`` (see :meth:`Network.load`)."""
-        return cls(Network.load(path))
+    def load(cls, path: str | Path, bearoff: BearoffDatabase | None = None) -> NeuralEvaluator:
+        """An evaluator with the networks stored at ``path`` (see :meth:`Networks.load`)
+        and ``bearoff`` (default: the database shipped with nard)."""
+        return cls(Networks.load(path), bearoff if bearoff is not None else BearoffDatabase.load())
 
     def evaluate(self, positions: Sequence[Position]) -> Probabilities:
         """The five probabilities of each position, side on roll, before it rolls."""
-        x = encode(positions)
-        probs = sanity_check(self.network.forward(x), x)
+        n = len(positions)
+        boards = np.fromiter(
+            itertools.chain.from_iterable(positions), dtype=np.int64, count=26 * n
+        ).reshape(n, 26)
+        x = encode_boards(boards)
+        race = self.networks.race
+        if race is None:
+            probs = self.network.forward(x)
+        else:
+            probs = np.empty((n, NUM_OUTPUTS), dtype=np.float64)
+            is_race = x[:, RACE_INPUT] > 0.5
+            for net, rows in ((race, is_race), (self.network, ~is_race)):
+                if rows.all():
+                    probs = net.forward(x)
+                elif rows.any():
+                    probs[rows] = net.forward(x[rows])
+        sanity_check(probs, x)
+        if self.bearoff is not None:
+            # Pure bear-offs: the side on roll's checkers on points 1-6 only, the
+            # opponent's on indices 19-24 only (its points 6-1), no one on the bar.
+            home = (boards[:, 7:] <= 0).all(axis=1) & (boards[:, :19] >= 0).all(axis=1)
+            for i in np.flatnonzero(home).tolist():
+                probs[i] = self.bearoff.probabilities(positions[i])
         # A side with every checker off (off input 1) has won: the game is over.
         over = np.flatnonzero(np.maximum(x[:, OFF_INPUT], x[:, OPPONENT_OFF_INPUT]) > _ALL_OFF)
         for i in over.tolist():

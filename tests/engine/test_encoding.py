@@ -1,4 +1,4 @@
-"""The input encoding, version 1: layout, hand-checked cases, symmetry and a slow reference."""
+"""The input encoding, version 2: layout, hand-checked cases, symmetry and a slow reference."""
 
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ from nard.core.position import Position
 from nard.engine.encoding import (
     BAR_INPUT,
     ENCODING_VERSION,
+    FEATURE_INPUT,
+    FEATURES,
     INPUTS,
     OFF_INPUT,
     OPPONENT_BAR_INPUT,
+    OPPONENT_FEATURE_INPUT,
     OPPONENT_OFF_INPUT,
     OPPONENT_PIPS_INPUT,
     OPPONENT_POINTS,
@@ -21,6 +24,7 @@ from nard.engine.encoding import (
     RACE_INPUT,
     encode,
     point_units,
+    side_features,
     swap_sides,
 )
 
@@ -44,7 +48,61 @@ def _reference(position: Position) -> list[float]:
             side.pip_counts()[0] / 167,
         ]
     out.append(float(position.is_race()))
+    for side in sides:
+        out += _reference_features(side)
     return out
+
+
+def _reference_features(side: Position) -> list[float]:
+    """The side on roll's features, written out from the module docstring."""
+    mine = [side.on_roll_at(i) if i else 0 for i in range(26)]  # index 25: the bar
+    theirs = [0] + [side.opponent_at(25 - i) for i in range(1, 25)] + [0]
+    their_bar = side.opponent_at(25)
+    back = max((i for i in range(26) if mine[i]), default=0)
+    their_back = 0 if their_bar else min((i for i in range(1, 25) if theirs[i]), default=26)
+    break_contact = sum(mine[i] * (i - their_back) for i in range(26) if i > their_back)
+    free_pips = sum(mine[i] * i for i in range(26) if i <= their_back)
+
+    def open_(i: int) -> bool:
+        return 1 <= i <= 24 and theirs[i] < 2
+
+    def blot(i: int) -> bool:
+        return 1 <= i <= 24 and theirs[i] == 1
+
+    hits = 0
+    for a in range(1, 7):
+        for b in range(1, 7):
+            hit = False
+            for s in (i for i in range(1, 26) if mine[i]):
+                if a == b:
+                    at = s
+                    for _ in range(4):
+                        at -= a
+                        if blot(at):
+                            hit = True
+                        if not open_(at):
+                            break
+                else:
+                    hit |= blot(s - a) or blot(s - b)
+                    hit |= blot(s - a - b) and (open_(s - a) or open_(s - b))
+            hits += hit
+    made = [1 <= i <= 24 and mine[i] >= 2 for i in range(26)]
+    prime = run = 0
+    for i in range(1, 25):
+        run = run + 1 if made[i] else 0
+        prime = max(prime, run)
+    their_home = sum(theirs[i] >= 2 for i in range(19, 25))
+    ahead = sum(theirs[i] >= 2 for i in range(max(back - 12, 1), back))
+    return [
+        back / 25,
+        break_contact / 152,
+        free_pips / 167,
+        hits / 36,
+        prime / 6,
+        sum(made[1:7]) / 6,
+        (their_home / 6) ** 2 if mine[25] else 0.0,
+        ahead / 12,
+    ]
 
 
 def _sample(n: int, seed: int) -> list[Position]:
@@ -60,8 +118,8 @@ def _sample(n: int, seed: int) -> list[Position]:
 
 
 def test_version_and_size() -> None:
-    assert ENCODING_VERSION == 1
-    assert INPUTS == 199
+    assert ENCODING_VERSION == 2
+    assert INPUTS == 199 + 2 * len(FEATURES) == 215
     assert encode([]).shape == (0, INPUTS)
 
 
@@ -80,7 +138,16 @@ def test_starting_position() -> None:
     assert row[[BAR_INPUT, OFF_INPUT, OPPONENT_BAR_INPUT, OPPONENT_OFF_INPUT]].tolist() == [0.0] * 4
     assert row[[PIPS_INPUT, OPPONENT_PIPS_INPUT]].tolist() == [1.0, 1.0]
     assert row[RACE_INPUT] == 0.0
-    assert float(row.sum()) == 2 * (4 + 3 + 4 + 2) + 2.0
+    raw = row[:FEATURE_INPUT]
+    assert float(raw.sum()) == 2 * (4 + 3 + 4 + 2) + 2.0
+    mine = row[FEATURE_INPUT:OPPONENT_FEATURE_INPUT]
+    assert mine.tolist() == row[OPPONENT_FEATURE_INPUT:].tolist()  # a symmetric position
+    features = dict(zip(FEATURES, mine.tolist(), strict=True))
+    assert features["back"] == np.float32(24 / 25)
+    assert features["break_contact"] == 1.0  # all 152 pips are behind the 24-point pair
+    assert features["hit_rolls"] == 0.0  # no blots
+    assert features["prime"] == np.float32(1 / 6)
+    assert features["blocked_ahead"] == 0.25  # the 13-, 17- (their 8) and 19-point
 
 
 def test_hand_checked_position() -> None:
@@ -117,6 +184,33 @@ def test_matches_the_reference_and_flips() -> None:
     assert x.min() >= 0.0
     assert x.max() <= 6.0
     assert sorted(set(x[:, RACE_INPUT].tolist())) == [0.0, 1.0]
+
+
+def test_features_on_the_bar() -> None:
+    # The side on roll is on the bar against a 4-point board with a blot on its 5-point.
+    pos = Position.from_points({25: 1, 6: 5, 8: 3}, {1: 2, 2: 2, 3: 2, 4: 2, 20: 1, 13: 3})
+    f = dict(zip(FEATURES, side_features(np.array([pos]))[0].tolist(), strict=True))
+    assert f["back"] == 1.0
+    assert f["enter_fail"] == np.float32((4 / 6) ** 2)
+    assert f["home_points"] == np.float32(1 / 6)
+
+
+def test_hit_rolls_agree_with_the_move_generator() -> None:
+    """hit_rolls counts the rolls with a hitting play; it ignores only the rule that
+    both dice must be played, so it agrees with the legal plays almost always."""
+    sample = [p for p in _sample(400, seed=11) if p[25] == 0]
+    hit_rolls = side_features(np.array(sample))[:, FEATURES.index("hit_rolls")]
+    agree = 0
+    for position, share in zip(sample, hit_rolls.tolist(), strict=True):
+        opponent_bar = -position[0]
+        hits = sum(
+            any(play.result[25] > opponent_bar for play in position.legal_plays((a, b)))
+            for a in range(1, 7)
+            for b in range(1, 7)
+        )
+        assert abs(hits / 36 - share) < 0.2
+        agree += abs(hits / 36 - share) < 1e-6
+    assert agree >= 0.97 * len(sample)
 
 
 def test_batch_rows_do_not_depend_on_the_batch() -> None:

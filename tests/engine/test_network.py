@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from nard.core.position import Position
+from nard.engine.bearoff import BearoffDatabase
 from nard.engine.encoding import ENCODING_VERSION, INPUTS, encode
 from nard.engine.evaluator import (
     LOSE_BACKGAMMON,
@@ -19,7 +20,15 @@ from nard.engine.evaluator import (
     Evaluator,
     outcome_probabilities,
 )
-from nard.engine.network import FORMAT, Network, NeuralEvaluator, WeightsError
+from nard.engine.network import (
+    BUNDLE_FORMAT,
+    FORMAT,
+    Network,
+    Networks,
+    NeuralEvaluator,
+    WeightsError,
+    sanity_check,
+)
 from nard.engine.player import EvaluatorPlayer
 
 
@@ -186,3 +195,67 @@ def test_plays_through_the_evaluator_player(tmp_path: Path) -> None:
     player = EvaluatorPlayer(NeuralEvaluator.load(path))
     play = player.choose_play(Position(), (3, 1))
     assert play in Position().legal_plays((3, 1))
+
+
+# -- the networks by class of position ------------------------------------------------------
+
+
+def test_networks_bundle_round_trip(tmp_path: Path) -> None:
+    nets = Networks(Network.random(hidden=5, seed=1), Network.random(hidden=3, seed=2))
+    path = tmp_path / "nets.npz"
+    nets.save(path)
+    assert Networks.load(path) == nets
+    with np.load(path) as data:
+        assert str(data["format"]) == BUNDLE_FORMAT
+        assert data["classes"].tolist() == ["contact", "race"]
+    # A single network's file loads as a set without a race net.
+    single = tmp_path / "one.npz"
+    nets.contact.save(single)
+    assert Networks.load(single) == Networks(nets.contact)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"format": np.array("other")}, "format 'other'"),
+        ({"classes": np.array(["race"])}, "network classes ['race']"),
+        ({"race.w1": np.zeros((3, 3))}, "(the race network)"),
+    ],
+)
+def test_corrupt_bundles(tmp_path: Path, change: dict[str, np.ndarray], message: str) -> None:
+    arrays: dict[str, Any] = Networks(
+        Network.random(hidden=2, seed=1), Network.random(hidden=2, seed=2)
+    ).to_arrays()
+    arrays.update(change)
+    path = tmp_path / "nets.npz"
+    np.savez(path, **arrays)
+    with pytest.raises(WeightsError) as err:
+        Networks.load(path)
+    assert message in str(err.value)
+    assert str(path) in str(err.value)
+
+
+def test_evaluator_dispatches_by_class() -> None:
+    contact, race = Network.random(hidden=4, seed=1), Network.random(hidden=4, seed=2)
+    race_position = Position.from_points({6: 5, 8: 5, 12: 5}, {6: 5, 8: 5, 12: 5})
+    positions = [Position(), race_position, Position().flip()]
+    x = encode(positions)
+    both = NeuralEvaluator(Networks(contact, race)).evaluate(positions)
+    np.testing.assert_allclose(both[[0, 2]], sanity_check(contact.forward(x[[0, 2]]), x[[0, 2]]))
+    np.testing.assert_allclose(both[1], sanity_check(race.forward(x[1:2]), x[1:2])[0])
+    # Without a race net the contact net evaluates races too.
+    alone = NeuralEvaluator(contact).evaluate(positions)
+    np.testing.assert_allclose(alone, sanity_check(contact.forward(x), x))
+
+
+def test_evaluator_uses_the_bearoff_database_for_pure_bearoffs() -> None:
+    db = BearoffDatabase.load()
+    bearoff = Position.from_points({1: 2, 3: 4}, {2: 3, 6: 1})
+    not_quite = Position.from_points({1: 2, 7: 1}, {2: 3, 6: 1})
+    ev = NeuralEvaluator(Network.random(hidden=4, seed=3), db)
+    probs = ev.evaluate([bearoff, not_quite])
+    assert probs[0].tolist() == list(db.probabilities(bearoff))
+    assert probs[1].tolist() != list(db.probabilities(Position.from_points({1: 2}, {2: 3})))
+    # Without the database the network evaluates it.
+    raw = NeuralEvaluator(Network.random(hidden=4, seed=3)).evaluate([bearoff])
+    assert raw[0].tolist() != probs[0].tolist()

@@ -1,0 +1,418 @@
+"""Supervised training on nard's own search: positions from self-play, labels from n-ply.
+
+TD(lambda) self-play (:mod:`nard.engine.train`) gives a first network; every
+strong backgammon engine then went on with supervised training (gnubg trained
+its later nets toward its own 2-ply evaluation, wildbg on its own rollouts).
+nard does the same with its own engine only:
+
+1. :func:`collect_positions`: self-play games of the current evaluator at 0-ply,
+   with a share of random plays so that the positions vary, every position
+   before a roll kept (finished games and pure bear-offs, which are exact,
+   left out).
+2. :func:`label_positions`: each position's five probabilities at ``plies``
+   (:func:`nard.engine.search.evaluate_ply`: every roll, the best reply at
+   0-ply, averaged), which is stronger than the net alone. The bear-off
+   database and the race net take part at the leaves.
+3. :func:`fit`: a network trained toward those labels with Adam on the
+   cross-entropy of each of the five sigmoid outputs, from a given network
+   (fine-tuning) or from random weights; a held-out share of the positions
+   measures the loss.
+
+A dataset is an ``.npz`` (format :data:`DATASET_FORMAT`): ``boards`` ``(n, 26)``
+int8 (:class:`Position` tuples), ``targets`` ``(n, 5)`` float32, and how it was
+made. ``nard label`` and ``nard fit`` run the steps from the command line;
+``docs/engine.md`` has the recipe that made the shipped networks.
+
+>>> from nard.engine.evaluator import FakeEvaluator
+>>> import random
+>>> boards = collect_positions(FakeEvaluator(), games=1, rng=random.Random(1))
+>>> boards.shape[1], boards.dtype
+(26, dtype('int8'))
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from nard.core.errors import NardError
+from nard.core.position import Position
+from nard.engine.encoding import RACE_INPUT, encode_boards
+from nard.engine.evaluator import NUM_OUTPUTS, Evaluator, cubeless_equity
+from nard.engine.network import (
+    Network,
+    Networks,
+    NeuralEvaluator,
+    WeightsError,
+    read_npz,
+    write_npz_atomic,
+)
+from nard.engine.search import evaluate_ply
+
+__all__ = [
+    "DATASET_FORMAT",
+    "Dataset",
+    "DatasetError",
+    "FitResult",
+    "collect_positions",
+    "fit",
+    "label_positions",
+    "load_dataset",
+    "make_dataset",
+    "save_dataset",
+]
+
+DATASET_FORMAT = "nard-dataset-1"
+"""The format tag of a dataset file."""
+
+FloatArray = npt.NDArray[np.float64]
+Boards = npt.NDArray[np.int8]
+
+
+class DatasetError(NardError):
+    """A dataset file that is missing, corrupt or not a dataset."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Positions (as ``(n, 26)`` boards) and their five-probability targets."""
+
+    boards: Boards
+    targets: npt.NDArray[np.float32]
+    info: dict[str, Any]
+    """How the labels were made (plies, weights, seed, ...)."""
+
+    def __len__(self) -> int:
+        return int(self.boards.shape[0])
+
+    def is_race(self) -> npt.NDArray[np.bool_]:
+        """Which positions are races (no contact)."""
+        race: npt.NDArray[np.bool_] = (
+            encode_boards(self.boards.astype(np.int64))[:, RACE_INPUT] > 0.5
+        )
+        return race
+
+
+# -- positions ---------------------------------------------------------------------------
+
+
+def _is_pure_bearoff(board: Sequence[int]) -> bool:
+    return all(c <= 0 for c in board[7:]) and all(c >= 0 for c in board[:19])
+
+
+def collect_positions(
+    evaluator: Evaluator,
+    games: int,
+    rng: random.Random,
+    random_play: float = 0.05,
+) -> Boards:
+    """Every position before a roll in ``games`` self-play games at 0-ply.
+
+    With probability ``random_play`` a turn takes a uniformly random legal play
+    instead of the best one. Finished games and pure bear-offs are left out.
+    """
+    seen: list[Position] = []
+    for _ in range(games):
+        position = Position()
+        first = True
+        while not position.is_game_over():
+            roll = (rng.randint(1, 6), rng.randint(1, 6))
+            while first and roll[0] == roll[1]:
+                roll = (rng.randint(1, 6), rng.randint(1, 6))
+            first = False
+            if not _is_pure_bearoff(position):
+                seen.append(position)
+            plays = position.legal_plays(roll)
+            if not plays:
+                position = position.flip()
+                continue
+            if len(plays) == 1 or rng.random() < random_play:
+                position = rng.choice(plays).result
+                continue
+            results = [p.result for p in plays]
+            done = [r for r in results if r.is_game_over()]
+            if done:
+                position = done[0]
+                continue
+            position = results[int(np.argmin(cubeless_equity(evaluator.evaluate(results))))]
+    if not seen:
+        return np.zeros((0, 26), dtype=np.int8)
+    return np.array(seen, dtype=np.int8)
+
+
+def label_positions(boards: Boards, evaluator: Evaluator, plies: int) -> npt.NDArray[np.float32]:
+    """The five probabilities of each board's position at ``plies``, as float32."""
+    positions = [Position(tuple(int(c) for c in row)) for row in boards]
+    out = np.empty((len(positions), NUM_OUTPUTS), dtype=np.float32)
+    step = 64
+    for start in range(0, len(positions), step):
+        out[start : start + step] = evaluate_ply(positions[start : start + step], evaluator, plies)
+    return out
+
+
+def _work(args: tuple[str, int, int, int, float]) -> tuple[Boards, npt.NDArray[np.float32]]:
+    weights, games, plies, seed, random_play = args
+    evaluator = NeuralEvaluator.load(weights)
+    boards = collect_positions(evaluator, games, random.Random(seed), random_play)
+    return boards, label_positions(boards, evaluator, plies)
+
+
+def make_dataset(
+    weights: str | Path,
+    games: int,
+    plies: int = 1,
+    seed: int = 0,
+    jobs: int = 1,
+    random_play: float = 0.05,
+    chunk: int = 20,
+) -> Dataset:
+    """Positions from ``games`` self-play games of the networks at ``weights``,
+    labelled at ``plies``; the work split in chunks of ``chunk`` games over
+    ``jobs`` processes (chunk ``i`` seeded ``seed * 1_000_003 + i``, so the result
+    does not depend on ``jobs``)."""
+    NeuralEvaluator.load(weights)  # fail early, with the weights' own error
+    tasks = [
+        (str(weights), min(chunk, games - start), plies, seed * 1_000_003 + i, random_play)
+        for i, start in enumerate(range(0, games, chunk))
+    ]
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            parts = list(pool.map(_work, tasks))
+    else:
+        parts = [_work(t) for t in tasks]
+    boards = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 26), np.int8)
+    targets = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 5), np.float32)
+    info = {
+        "weights": Path(weights).name,
+        "games": games,
+        "plies": plies,
+        "seed": seed,
+        "random_play": random_play,
+        "made": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    return Dataset(boards, targets, info)
+
+
+def save_dataset(dataset: Dataset, path: str | Path) -> None:
+    """Write ``dataset`` atomically."""
+    write_npz_atomic(
+        path,
+        {
+            "format": np.array(DATASET_FORMAT),
+            "boards": dataset.boards,
+            "targets": dataset.targets,
+            "info": np.array(json.dumps(dataset.info, sort_keys=True)),
+        },
+    )
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Read a dataset file; :class:`DatasetError` naming the file when it is not one."""
+    try:
+        arrays = read_npz(path)
+    except WeightsError as exc:
+        raise DatasetError(f"dataset {str(path)!r} cannot be read: {exc}") from None
+    tag = arrays.get("format")
+    problem = ""
+    if tag is None or tag.shape != () or str(tag) != DATASET_FORMAT:
+        problem = f"format {None if tag is None else tag.tolist()!r}, expected {DATASET_FORMAT!r}"
+    elif any(k not in arrays for k in ("boards", "targets", "info")):
+        problem = "missing arrays"
+    else:
+        b, t = arrays["boards"], arrays["targets"]
+        if b.ndim != 2 or b.shape[1] != 26 or t.shape != (b.shape[0], NUM_OUTPUTS):
+            problem = f"shapes {b.shape} and {t.shape}"
+        elif not np.isfinite(t).all() or t.min() < 0.0 or t.max() > 1.0:
+            problem = "targets outside [0, 1]"
+    if problem:
+        raise DatasetError(f"dataset {str(path)!r} is corrupt or not a dataset ({problem})")
+    return Dataset(
+        arrays["boards"].astype(np.int8),
+        arrays["targets"].astype(np.float32),
+        json.loads(str(arrays["info"])),
+    )
+
+
+# -- fitting ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """The trained network and its loss (mean cross-entropy per output) by epoch."""
+
+    network: Network
+    train_loss: list[float]
+    validation_loss: list[float]
+
+
+def _cross_entropy(y: npt.NDArray[Any], t: npt.NDArray[Any]) -> float:
+    y = np.clip(y, 1e-7, 1.0 - 1e-7)
+    return float(-np.mean(t * np.log(y) + (1.0 - t) * np.log(1.0 - y)))
+
+
+def fit(
+    x: npt.NDArray[np.float32],
+    targets: npt.NDArray[np.float32],
+    network: Network,
+    epochs: int = 10,
+    learning_rate: float = 1e-3,
+    batch: int = 128,
+    validation: float = 0.05,
+    seed: int = 0,
+    log: Any = None,
+) -> FitResult:
+    """Train ``network`` (a copy; the argument is left alone) toward ``targets``.
+
+    Adam on the mean cross-entropy of the five sigmoid outputs, learning rate
+    decayed by cosine to a tenth over the epochs; the last ``validation``
+    share of a seeded shuffle is held out. ``log`` (a text stream) gets one
+    line per epoch.
+    """
+    rng = np.random.default_rng(seed)
+    n = x.shape[0]
+    order = rng.permutation(n)
+    held = int(n * validation)
+    val_idx, train_idx = order[n - held :], order[: n - held]
+    params = [p.astype(np.float32) for p in network.parameters()]
+    moments = [np.zeros_like(p) for p in params]
+    squares = [np.zeros_like(p) for p in params]
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    step = 0
+    train_loss: list[float] = []
+    validation_loss: list[float] = []
+
+    def forward(xb: npt.NDArray[np.float32]) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+        w1, b1, w2, b2 = params
+        h = 1.0 / (1.0 + np.exp(-(xb @ w1 + b1)))
+        y = 1.0 / (1.0 + np.exp(-(h @ w2 + b2)))
+        return h, y
+
+    for epoch in range(epochs):
+        lr = learning_rate * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * epoch / epochs)))
+        perm = rng.permutation(train_idx)
+        total = 0.0
+        for start in range(0, len(perm), batch):
+            idx = perm[start : start + batch]
+            xb, tb = x[idx], targets[idx]
+            h, y = forward(xb)
+            total += _cross_entropy(y, tb) * len(idx)
+            # d(mean cross-entropy)/dz2 = (y - t) / (batch * outputs)
+            dz2 = (y - tb) / (len(idx) * NUM_OUTPUTS)
+            w2 = params[2]
+            dz1 = (dz2 @ w2.T) * h * (1.0 - h)
+            grads = [xb.T @ dz1, dz1.sum(axis=0), h.T @ dz2, dz2.sum(axis=0)]
+            step += 1
+            c1 = 1.0 - beta1**step
+            c2 = 1.0 - beta2**step
+            for p, g, m, v in zip(params, grads, moments, squares, strict=True):
+                m *= beta1
+                m += (1.0 - beta1) * g
+                v *= beta2
+                v += (1.0 - beta2) * g * g
+                p -= (lr / c1) * m / (np.sqrt(v / c2) + eps)
+        train_loss.append(total / max(len(perm), 1))
+        if held:
+            _, yv = forward(x[val_idx])
+            validation_loss.append(_cross_entropy(yv, targets[val_idx]))
+        if log is not None:
+            shown = f"{validation_loss[-1]:.5f}" if held else "-"
+            log.write(
+                f"epoch {epoch + 1}/{epochs}: train {train_loss[-1]:.5f}, "
+                f"validation {shown}, lr {lr:.2e}\n"
+            )
+            log.flush()
+    trained = Network(*(np.asarray(p, dtype=np.float64) for p in params))
+    return FitResult(trained, train_loss, validation_loss)
+
+
+# -- command line -------------------------------------------------------------------------
+
+
+def add_label_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``nard label``."""
+    parser.add_argument("dataset", help="dataset file to write (.npz)")
+    parser.add_argument("--weights", required=True, help="networks that play and label")
+    parser.add_argument("--games", type=int, required=True, help="self-play games")
+    parser.add_argument("--plies", type=int, default=1, help="search depth of the labels")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1, help="processes")
+    parser.add_argument("--random-play", type=float, default=0.05)
+
+
+def run_label(args: argparse.Namespace, out: Any = None) -> int:
+    """Run ``nard label``."""
+    stream = sys.stderr if out is None else out
+    if args.games < 1 or args.plies < 0 or args.jobs < 1:
+        raise DatasetError("--games and --jobs must be positive, --plies at least 0")
+    t = time.perf_counter()
+    dataset = make_dataset(
+        args.weights, args.games, args.plies, args.seed, args.jobs, args.random_play
+    )
+    save_dataset(dataset, args.dataset)
+    secs = time.perf_counter() - t
+    stream.write(
+        f"{len(dataset)} positions ({int(dataset.is_race().sum())} races) from {args.games} "
+        f"games, labelled at {args.plies}-ply in {secs:.0f} s: {args.dataset}\n"
+    )
+    return 0
+
+
+def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``nard fit``."""
+    parser.add_argument("weights", help="networks file to write (.npz, both classes)")
+    parser.add_argument("--data", nargs="+", required=True, help="dataset files")
+    parser.add_argument("--init", help="networks to start from (default: random weights)")
+    parser.add_argument("--classes", nargs="+", default=["contact", "race"])
+    parser.add_argument("--hidden", type=int, default=80, help="hidden units of new networks")
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def run_fit(args: argparse.Namespace, out: Any = None) -> int:
+    """Run ``nard fit``: train each class's network on its positions of the datasets."""
+    stream = sys.stderr if out is None else out
+    parts = [load_dataset(p) for p in args.data]
+    boards = np.concatenate([d.boards for d in parts])
+    targets = np.concatenate([d.targets for d in parts])
+    x = encode_boards(boards.astype(np.int64))
+    race = x[:, RACE_INPUT] > 0.5
+    start = Networks.load(args.init) if args.init else None
+    nets: dict[str, Network] = {}
+    if start is not None:
+        nets = {"contact": start.contact, "race": start.race or start.contact.copy()}
+    for name in args.classes:
+        if name not in ("contact", "race"):
+            raise DatasetError(f"unknown network class {name!r}: contact or race")
+        rows = race if name == "race" else ~race
+        init = nets.get(name) or Network.random(args.hidden, seed=args.seed)
+        stream.write(f"{name}: {int(rows.sum())} positions, {init!r}\n")
+        result = fit(
+            x[rows],
+            targets[rows],
+            init,
+            epochs=args.epochs,
+            learning_rate=args.learning_rate,
+            batch=args.batch,
+            seed=args.seed,
+            log=stream,
+        )
+        nets[name] = result.network
+    if "contact" not in nets:
+        raise DatasetError("no contact network: fit the contact class or give --init")
+    Networks(nets["contact"], nets.get("race")).save(args.weights)
+    stream.write(f"networks written to {args.weights}\n")
+    return 0

@@ -1,0 +1,137 @@
+"""Supervised training: positions from self-play, n-ply labels, fitting, dataset files."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nard.core.position import Position
+from nard.engine.encoding import encode_boards
+from nard.engine.evaluator import FakeEvaluator
+from nard.engine.network import Network, Networks, NeuralEvaluator
+from nard.engine.search import evaluate_ply
+from nard.engine.supervised import (
+    Dataset,
+    DatasetError,
+    collect_positions,
+    fit,
+    label_positions,
+    load_dataset,
+    make_dataset,
+    run_fit,
+    run_label,
+    save_dataset,
+)
+
+
+def test_collected_positions_are_live_and_seeded() -> None:
+    boards = collect_positions(FakeEvaluator(), games=3, rng=random.Random(4))
+    again = collect_positions(FakeEvaluator(), games=3, rng=random.Random(4))
+    assert np.array_equal(boards, again)
+    assert len(boards) > 30
+    assert boards.dtype == np.int8
+    for row in boards[:50]:
+        position = Position(tuple(int(c) for c in row))  # a valid position
+        assert not position.is_game_over()
+    assert tuple(boards[0]) == tuple(Position())
+
+
+def test_labels_are_the_n_ply_evaluation() -> None:
+    boards = collect_positions(FakeEvaluator(), games=1, rng=random.Random(2))[:12]
+    net = Network.random(hidden=6, seed=1)
+    evaluator = NeuralEvaluator(net)
+    labels = label_positions(boards, evaluator, plies=1)
+    positions = [Position(tuple(int(c) for c in row)) for row in boards]
+    np.testing.assert_allclose(labels, evaluate_ply(positions, evaluator, 1), atol=1e-6)
+    assert labels.dtype == np.float32
+
+
+def test_fit_learns_the_targets() -> None:
+    rng = np.random.default_rng(0)
+    boards = collect_positions(FakeEvaluator(), games=6, rng=random.Random(1))
+    x = encode_boards(boards.astype(np.int64))
+    teacher = Network.random(hidden=8, seed=5, scale=0.5)
+    targets = teacher.forward(x).astype(np.float32)
+    student = Network.random(hidden=8, seed=9)
+    before = student.copy()
+    result = fit(x, targets, student, epochs=30, learning_rate=3e-3, batch=32, seed=1)
+    assert student == before  # the argument is left alone
+    assert result.train_loss[-1] < result.train_loss[0]
+    first_error = np.abs(before.forward(x) - targets).mean()
+    error = np.abs(result.network.forward(x) - targets).mean()
+    assert error < 0.5 * first_error
+    assert len(result.validation_loss) == 30
+    del rng
+
+
+def test_dataset_round_trip_and_corruption(tmp_path: Path) -> None:
+    data = Dataset(
+        np.array([list(Position())], dtype=np.int8),
+        np.array([[0.5, 0.1, 0.0, 0.1, 0.0]], dtype=np.float32),
+        {"plies": 1},
+    )
+    path = tmp_path / "d.npz"
+    save_dataset(data, path)
+    back = load_dataset(path)
+    assert np.array_equal(back.boards, data.boards)
+    assert np.array_equal(back.targets, data.targets)
+    assert back.info == {"plies": 1}
+    path.write_bytes(b"not a zip")
+    with pytest.raises(DatasetError, match=r"d\.npz"):
+        load_dataset(path)
+    np.savez(
+        path,
+        format=np.array("nard-dataset-1"),
+        boards=np.zeros((2, 26)),
+        targets=np.ones((2, 5)) * 2,
+        info=np.array("{}"),
+    )
+    with pytest.raises(DatasetError, match="outside"):
+        load_dataset(path)
+    with pytest.raises(DatasetError, match=r"missing\.npz"):
+        load_dataset(tmp_path / "missing.npz")
+
+
+def test_label_and_fit_commands(tmp_path: Path) -> None:
+    weights = tmp_path / "w.npz"
+    Network.random(hidden=6, seed=1).save(weights)
+    out = io.StringIO()
+    dataset = tmp_path / "d.npz"
+    args = argparse.Namespace(
+        dataset=str(dataset),
+        weights=str(weights),
+        games=2,
+        plies=1,
+        seed=3,
+        jobs=1,
+        random_play=0.1,
+    )
+    assert run_label(args, out) == 0
+    assert "positions" in out.getvalue()
+    made = load_dataset(dataset)
+    same = make_dataset(weights, games=2, plies=1, seed=3, random_play=0.1)
+    assert np.array_equal(made.boards, same.boards)
+    nets = tmp_path / "nets.npz"
+    fit_args = argparse.Namespace(
+        weights=str(nets),
+        data=[str(dataset)],
+        init=str(weights),
+        classes=["contact", "race"],
+        hidden=6,
+        epochs=2,
+        learning_rate=1e-3,
+        batch=64,
+        seed=0,
+    )
+    assert run_fit(fit_args, out) == 0
+    loaded = Networks.load(nets)
+    assert loaded.race is not None
+    assert loaded.contact.hidden == 6
+    bad = argparse.Namespace(**{**vars(fit_args), "classes": ["crashed"]})
+    with pytest.raises(DatasetError, match="crashed"):
+        run_fit(bad, out)
