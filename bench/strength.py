@@ -15,7 +15,9 @@ Run from the repository root::
 Players: ``heuristic``, ``pubeval``, ``random`` (seeded per pair from ``--seed``),
 and ``gnubg`` (GNU Backgammon at 0-ply, cubeless, in separate gnubg processes;
 needs ``/usr/games/gnubg``; each of its moves costs about 10 ms of wall time,
-so use ``--jobs``). A script, not a test: it prints figures and asserts nothing.
+so use ``--jobs``), ``expert`` and ``world-class`` (nard's engine at 0-ply and
+2-ply with the shipped networks; ``expert@PATH`` and ``world-class@PATH`` with
+the networks at PATH). A script, not a test: it prints figures and asserts nothing.
 """
 
 from __future__ import annotations
