@@ -488,7 +488,8 @@ def _forward32(weights: _Float32Weights, x: npt.NDArray[np.float32]) -> FloatArr
     np.tanh(y, out=y)
     y += 1.0
     y *= 0.5
-    return y.astype(np.float64)
+    out: FloatArray = y.astype(np.float64)
+    return out
 
 
 class NeuralEvaluator:
