@@ -209,6 +209,29 @@ class Network:
         """An independent copy."""
         return Network(self.w1, self.b1, self.w2, self.b2)
 
+    def widened(self, hidden: int, seed: int = 0, scale: float = 0.1) -> Network:
+        """A copy with ``hidden`` hidden units that computes the same outputs.
+
+        The new units get small random input weights and zero output weights,
+        so training can put them to use from where this network stands.
+
+        >>> net = Network.random(hidden=3, seed=1)
+        >>> wide = net.widened(5)
+        >>> wide.hidden, bool(np.allclose(wide.forward(np.ones((1, net.inputs))),
+        ...                               net.forward(np.ones((1, net.inputs)))))
+        (5, True)
+        """
+        extra = hidden - self.hidden
+        if extra < 0:
+            raise ValueError(f"cannot widen {self.hidden} hidden units to {hidden}")
+        rng = np.random.default_rng(seed)
+        return Network(
+            np.concatenate([self.w1, rng.uniform(-scale, scale, (self.inputs, extra))], axis=1),
+            np.concatenate([self.b1, rng.uniform(-scale, scale, extra)]),
+            np.concatenate([self.w2, np.zeros((extra, NUM_OUTPUTS))]),
+            self.b2,
+        )
+
     # -- evaluation -----------------------------------------------------------------
     def forward(self, x: npt.ArrayLike) -> FloatArray:
         """The ``(n, 5)`` outputs for ``(n, inputs)`` inputs, straight from the net.

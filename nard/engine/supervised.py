@@ -375,7 +375,12 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", nargs="+", required=True, help="dataset files")
     parser.add_argument("--init", help="networks to start from (default: random weights)")
     parser.add_argument("--classes", nargs="+", default=["contact", "race"])
-    parser.add_argument("--hidden", type=int, default=80, help="hidden units of new networks")
+    parser.add_argument(
+        "--hidden",
+        type=int,
+        default=80,
+        help="hidden units of new networks; a smaller --init network is widened to it",
+    )
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--batch", type=int, default=128)
@@ -399,6 +404,8 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
             raise DatasetError(f"unknown network class {name!r}: contact or race")
         rows = race if name == "race" else ~race
         init = nets.get(name) or Network.random(args.hidden, seed=args.seed)
+        if init.hidden < args.hidden:
+            init = init.widened(args.hidden, seed=args.seed)
         stream.write(f"{name}: {int(rows.sum())} positions, {init!r}\n")
         result = fit(
             x[rows],

@@ -122,7 +122,7 @@ def test_label_and_fit_commands(tmp_path: Path) -> None:
         data=[str(dataset)],
         init=str(weights),
         classes=["contact", "race"],
-        hidden=6,
+        hidden=8,
         epochs=2,
         learning_rate=1e-3,
         batch=64,
@@ -131,7 +131,7 @@ def test_label_and_fit_commands(tmp_path: Path) -> None:
     assert run_fit(fit_args, out) == 0
     loaded = Networks.load(nets)
     assert loaded.race is not None
-    assert loaded.contact.hidden == 6
+    assert loaded.contact.hidden == 8  # widened from the initial network's 6
     bad = argparse.Namespace(**{**vars(fit_args), "classes": ["crashed"]})
     with pytest.raises(DatasetError, match="crashed"):
         run_fit(bad, out)
