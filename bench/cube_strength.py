@@ -46,9 +46,7 @@ import atexit
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -56,7 +54,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from strength import GNUBG, Z_95, pair_seed
+from strength import GNUBG, Z_95, pair_seed, start_gnubg_script
 
 from nard.core.position import Play, Position
 from nard.engine.cube import CubeContext, CubeOwner
@@ -310,19 +308,8 @@ class GnubgCubePlayer:
             sys.exit(
                 f"cube_strength.py: GNU Backgammon not found at {GNUBG} (apt-get install gnubg)"
             )
-        self._dir = tempfile.TemporaryDirectory()
-        script = Path(self._dir.name) / "cube_player.py"
-        script.write_text(_GNUBG_SCRIPT)
         env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C")  # verdicts in English
-        self._proc = subprocess.Popen(
-            [GNUBG, "-t", "-q", "-p", str(script)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            cwd=self._dir.name,
-            env=env,
-        )
+        self._dir, self._proc = start_gnubg_script(_GNUBG_SCRIPT, env)
         atexit.register(self.close)
         self._read()  # wait for "ready"
 

@@ -70,6 +70,26 @@ for line in sys.stdin:
 """
 
 
+def start_gnubg_script(
+    text: str, env: dict[str, str] | None = None
+) -> tuple[tempfile.TemporaryDirectory[str], subprocess.Popen[str]]:
+    """Run the Python script ``text`` in a gnubg process talking over stdin/stdout
+    (a temporary folder holds the script and is gnubg's working directory)."""
+    folder = tempfile.TemporaryDirectory()
+    script = Path(folder.name) / "script.py"
+    script.write_text(text)
+    proc = subprocess.Popen(
+        [GNUBG, "-t", "-q", "-p", str(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=folder.name,
+        env=env,
+    )
+    return folder, proc
+
+
 class GnubgPlayer:
     """GNU Backgammon at 0-ply (cubeless chequer play) in a child gnubg process."""
 
@@ -78,17 +98,7 @@ class GnubgPlayer:
     def __init__(self) -> None:
         if not Path(GNUBG).exists():
             sys.exit(f"strength.py: GNU Backgammon not found at {GNUBG} (apt-get install gnubg)")
-        self._dir = tempfile.TemporaryDirectory()
-        script = Path(self._dir.name) / "player.py"
-        script.write_text(_GNUBG_SCRIPT)
-        self._proc = subprocess.Popen(
-            [GNUBG, "-t", "-q", "-p", str(script)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            cwd=self._dir.name,
-        )
+        self._dir, self._proc = start_gnubg_script(_GNUBG_SCRIPT)
         self._answer()  # wait for "ready"
 
     def _answer(self) -> str:
