@@ -75,6 +75,7 @@ __all__ = [
     "BearoffTables",
     "NotBearoffError",
     "bearoff_index",
+    "bearoff_rows",
     "build",
     "checkers_from_index",
     "default_path",
@@ -221,6 +222,18 @@ def is_bearoff(position: Position) -> bool:
     return all(position[i] >= 0 for i in range(0, 19)) and all(
         position[p] <= 0 for p in range(POINTS + 1, 26)
     )
+
+
+def bearoff_rows(boards: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """:func:`is_bearoff` for each row of raw ``(n, 26)`` boards (``Position`` tuples).
+
+    >>> bearoff_rows(np.array([Position.from_points({1: 2}, {6: 3}), Position()])).tolist()
+    [True, False]
+    """
+    theirs_at_home = np.all(boards[:, :19] >= 0, axis=1)
+    mine_at_home = np.all(boards[:, POINTS + 1 :] <= 0, axis=1)
+    rows: npt.NDArray[np.bool_] = np.logical_and(theirs_at_home, mine_at_home)
+    return rows
 
 
 def _side_of(side: Side) -> tuple[int, ...]:

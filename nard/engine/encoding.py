@@ -93,6 +93,7 @@ __all__ = [
     "encode",
     "encode_boards",
     "point_units",
+    "race_flags",
     "side_features",
     "swap_sides",
 ]
@@ -204,10 +205,7 @@ def encode_boards(boards: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
     mine = np.maximum(entries, 0.0)
     linear = mine @ _LINEAR_MINE + entries @ _LINEAR_ENTRIES + _LINEAR_CONSTANT
     x[:, BAR_INPUT:RACE_INPUT] = linear / _LINEAR_DIVISOR
-    # Contact: a checker of the side on roll at a higher index than one of the
-    # opponent's; the cumulative sum counts the opponent's checkers up to each index.
-    contact = np.einsum("ij,ij->i", mine, np.cumsum(mine - entries, axis=1))
-    x[:, RACE_INPUT] = contact == 0
+    x[:, RACE_INPUT] = race_flags(boards)
     # Both sides' features in one pass: the boards, then the boards flipped.
     features = side_features(np.concatenate([boards, -boards[:, ::-1]]))
     x[:, FEATURE_INPUT:OPPONENT_FEATURE_INPUT] = features[:n]
@@ -335,6 +333,20 @@ def side_features(boards: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
     window = (blocked >> shift) & ((np.int64(1) << np.minimum(back, 12)) - 1)
     out[:, 7] = _POPCOUNT_12[window & 0xFFF] / 12.0
     return out
+
+
+def race_flags(boards: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """Which raw ``(n, 26)`` boards are races (no contact left): the race input.
+
+    >>> race_flags(np.array([Position(), Position.from_points({6: 2}, {6: 2})])).tolist()
+    [False, True]
+    """
+    mine = np.maximum(boards, 0)
+    # Contact: a checker of the side on roll at a higher index than one of the
+    # opponent's; the cumulative sum counts the opponent's checkers up to each index.
+    contact = np.einsum("ij,ij->i", mine, np.cumsum(mine - boards, axis=1))
+    flags: npt.NDArray[np.bool_] = contact == 0
+    return flags
 
 
 _SWAP = np.concatenate(

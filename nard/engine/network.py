@@ -45,7 +45,7 @@ import numpy.typing as npt
 from nard.core.errors import NardError
 from nard.core.position import Position
 from nard.engine._npz import read_arrays
-from nard.engine.bearoff import BearoffDatabase
+from nard.engine.bearoff import BearoffDatabase, bearoff_rows
 from nard.engine.encoding import (
     ENCODING_VERSION,
     INPUTS,
@@ -381,10 +381,11 @@ class Networks:
     def from_arrays(cls, arrays: Mapping[str, npt.NDArray[Any]], path: str | Path) -> Networks:
         """The networks in a weights file's arrays; ``path`` names the file in errors."""
         tag = arrays.get("format")
-        if tag is not None and tag.dtype.kind == "U" and tag.shape == () and str(tag) == FORMAT:
+        name = str(tag) if tag is not None and tag.dtype.kind == "U" and tag.shape == () else None
+        if name == FORMAT:
             return cls(Network.from_arrays(arrays, path))
         problem = ""
-        if tag is None or tag.dtype.kind != "U" or tag.shape != () or str(tag) != BUNDLE_FORMAT:
+        if name != BUNDLE_FORMAT:
             shown = None if tag is None else tag.tolist()
             problem = f"format {shown!r}, expected {BUNDLE_FORMAT!r} or {FORMAT!r}"
         elif "classes" not in arrays or arrays["classes"].dtype.kind != "U":
@@ -578,10 +579,7 @@ class NeuralEvaluator:
                     probs[rows] = _forward32(net, x[rows])
         sanity_check(probs, x)
         if self.bearoff is not None:
-            # Pure bear-offs: the side on roll's checkers on points 1-6 only, the
-            # opponent's on indices 19-24 only (its points 6-1), no one on the bar.
-            home = (boards[:, 7:] <= 0).all(axis=1) & (boards[:, :19] >= 0).all(axis=1)
-            for i in np.flatnonzero(home).tolist():
+            for i in np.flatnonzero(bearoff_rows(boards)).tolist():
                 probs[i] = self.bearoff.probabilities(positions[i])
         # A side with every checker off (off input 1) has won: the game is over.
         over = np.flatnonzero(np.maximum(x[:, OFF_INPUT], x[:, OPPONENT_OFF_INPUT]) > _ALL_OFF)

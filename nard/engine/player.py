@@ -109,7 +109,10 @@ class EvaluatorPlayer:
 
     def choose_play(self, position: Position, dice: Sequence[int]) -> Play | None:
         """The chosen play, or ``None`` when the roll cannot be played."""
-        plays = position.legal_plays(dice)
+        return self.choose_among(position.legal_plays(dice))
+
+    def choose_among(self, plays: Sequence[Play]) -> Play | None:
+        """The best of a roll's legal ``plays`` (as :meth:`choose_play` picks), or ``None``."""
         if len(plays) <= 1:
             return plays[0] if plays else None
         # A play that ends the game is worth exactly what it wins: take the

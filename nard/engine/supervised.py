@@ -38,7 +38,6 @@ import math
 import random
 import sys
 import time
-from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,8 +48,9 @@ import numpy.typing as npt
 
 from nard.core.errors import NardError
 from nard.core.position import Position
-from nard.engine.encoding import RACE_INPUT, encode_boards
-from nard.engine.evaluator import NUM_OUTPUTS, Evaluator, cubeless_equity
+from nard.engine.bearoff import is_bearoff
+from nard.engine.encoding import RACE_INPUT, encode_boards, race_flags
+from nard.engine.evaluator import NUM_OUTPUTS, Evaluator
 from nard.engine.network import (
     Network,
     Networks,
@@ -59,6 +59,7 @@ from nard.engine.network import (
     read_npz,
     write_npz_atomic,
 )
+from nard.engine.player import EvaluatorPlayer
 from nard.engine.search import evaluate_ply
 
 __all__ = [
@@ -99,17 +100,10 @@ class Dataset:
 
     def is_race(self) -> npt.NDArray[np.bool_]:
         """Which positions are races (no contact)."""
-        race: npt.NDArray[np.bool_] = (
-            encode_boards(self.boards.astype(np.int64))[:, RACE_INPUT] > 0.5
-        )
-        return race
+        return race_flags(self.boards.astype(np.int64))
 
 
 # -- positions ---------------------------------------------------------------------------
-
-
-def _is_pure_bearoff(board: Sequence[int]) -> bool:
-    return all(c <= 0 for c in board[7:]) and all(c >= 0 for c in board[:19])
 
 
 def collect_positions(
@@ -123,6 +117,7 @@ def collect_positions(
     With probability ``random_play`` a turn takes a uniformly random legal play
     instead of the best one. Finished games and pure bear-offs are left out.
     """
+    player = EvaluatorPlayer(evaluator)
     seen: list[Position] = []
     for _ in range(games):
         position = Position()
@@ -132,7 +127,7 @@ def collect_positions(
             while first and roll[0] == roll[1]:
                 roll = (rng.randint(1, 6), rng.randint(1, 6))
             first = False
-            if not _is_pure_bearoff(position):
+            if not is_bearoff(position):
                 seen.append(position)
             plays = position.legal_plays(roll)
             if not plays:
@@ -141,12 +136,9 @@ def collect_positions(
             if len(plays) == 1 or rng.random() < random_play:
                 position = rng.choice(plays).result
                 continue
-            results = [p.result for p in plays]
-            done = [r for r in results if r.is_game_over()]
-            if done:
-                position = done[0]
-                continue
-            position = results[int(np.argmin(cubeless_equity(evaluator.evaluate(results))))]
+            best = player.choose_among(plays)
+            assert best is not None
+            position = best.result
     if not seen:
         return np.zeros((0, 26), dtype=np.int8)
     return np.array(seen, dtype=np.int8)

@@ -52,7 +52,6 @@ def test_labels_are_the_n_ply_evaluation() -> None:
 
 
 def test_fit_learns_the_targets() -> None:
-    rng = np.random.default_rng(0)
     boards = collect_positions(FakeEvaluator(), games=6, rng=random.Random(1))
     x = encode_boards(boards.astype(np.int64))
     teacher = Network.random(hidden=8, seed=5, scale=0.5)
@@ -66,7 +65,6 @@ def test_fit_learns_the_targets() -> None:
     error = np.abs(result.network.forward(x) - targets).mean()
     assert error < 0.5 * first_error
     assert len(result.validation_loss) == 30
-    del rng
 
 
 def test_dataset_round_trip_and_corruption(tmp_path: Path) -> None:
