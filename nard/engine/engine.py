@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from nard.core.position import Play, Position
+from nard.engine import _kernels
 from nard.engine.cube import CubeContext, CubeDecision, CubeOwner, cube_decision
 from nard.engine.evaluator import Evaluator, cubeless_equity
 from nard.engine.network import NeuralEvaluator, WeightsError
@@ -221,6 +222,7 @@ class Engine:
         self.evaluator: Evaluator = evaluator if evaluator is not None else load_evaluator(weights)
         self.seed = seed
         self.time_limit = time_limit
+        _kernels.compile_all()  # before any search's clock starts
 
     def __repr__(self) -> str:
         return (

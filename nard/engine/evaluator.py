@@ -47,10 +47,13 @@ __all__ = [
     "WIN",
     "WIN_BACKGAMMON",
     "WIN_GAMMON",
+    "Boards",
     "Evaluator",
     "FakeEvaluator",
     "Probabilities",
+    "boards_of",
     "cubeless_equity",
+    "evaluate_boards",
     "flip_probabilities",
     "outcome_probabilities",
 ]
@@ -78,6 +81,34 @@ class Evaluator(Protocol):
     def evaluate(self, positions: Sequence[Position]) -> Probabilities:
         """The five probabilities of each position, side on roll, before it rolls."""
         ...
+
+
+Boards = npt.NDArray[np.int64]
+"""An ``(n, 26)`` int64 array of raw boards: row ``i`` is ``tuple(position)``."""
+
+
+def boards_of(positions: Sequence[Position]) -> Boards:
+    """The raw ``(n, 26)`` boards of ``positions``.
+
+    >>> boards_of([Position()]).shape
+    (1, 26)
+    """
+    return np.array(positions, dtype=np.int64).reshape(len(positions), 26)
+
+
+def evaluate_boards(evaluator: Evaluator, boards: Boards) -> Probabilities:
+    """``evaluator.evaluate`` of raw boards, without building positions where the
+    evaluator takes boards itself (its own ``evaluate_boards`` method, as
+    :class:`~nard.engine.network.NeuralEvaluator` has).
+
+    >>> evaluate_boards(FakeEvaluator(), boards_of([Position()])).shape
+    (1, 5)
+    """
+    direct = getattr(evaluator, "evaluate_boards", None)
+    if direct is not None:
+        probs: Probabilities = direct(boards)
+        return probs
+    return evaluator.evaluate([Position(row) for row in boards.tolist()])
 
 
 def cubeless_equity(probs: npt.ArrayLike) -> npt.NDArray[np.float64]:

@@ -32,7 +32,6 @@ rest, and gnubg's consistency rules on every network output.
 
 from __future__ import annotations
 
-import itertools
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -44,6 +43,7 @@ import numpy.typing as npt
 
 from nard.core.errors import NardError
 from nard.core.position import Position
+from nard.engine import _kernels
 from nard.engine._npz import read_arrays
 from nard.engine.bearoff import BearoffDatabase, bearoff_rows
 from nard.engine.encoding import (
@@ -61,7 +61,9 @@ from nard.engine.evaluator import (
     WIN,
     WIN_BACKGAMMON,
     WIN_GAMMON,
+    Boards,
     Probabilities,
+    boards_of,
     outcome_probabilities,
 )
 
@@ -494,25 +496,14 @@ _Float32Weights = tuple[npt.NDArray[np.float32], ...]
 
 
 def _float32(net: Network) -> _Float32Weights:
-    return tuple(p.astype(np.float32) for p in net.parameters())
+    return tuple(np.ascontiguousarray(p, dtype=np.float32) for p in net.parameters())
 
 
 def _forward32(weights: _Float32Weights, x: npt.NDArray[np.float32]) -> FloatArray:
-    """:meth:`Network.forward` in float32 (sigmoid as (1 + tanh(z / 2)) / 2), as float64."""
+    """:meth:`Network.forward` in float32, compiled (:mod:`nard.engine._kernels`), as float64."""
     w1, b1, w2, b2 = weights
-    z = x @ w1
-    z += b1
-    z *= 0.5
-    h = np.tanh(z, out=z)
-    h += 1.0
-    h *= 0.5
-    y = h @ w2
-    y += b2
-    y *= 0.5
-    np.tanh(y, out=y)
-    y += 1.0
-    y *= 0.5
-    out: FloatArray = y.astype(np.float64)
+    out: FloatArray = np.empty((x.shape[0], b2.shape[0]), dtype=np.float64)
+    _kernels.forward_into(np.ascontiguousarray(x), w1, b1, w2, b2, out)
     return out
 
 
@@ -561,10 +552,11 @@ class NeuralEvaluator:
 
     def evaluate(self, positions: Sequence[Position]) -> Probabilities:
         """The five probabilities of each position, side on roll, before it rolls."""
-        n = len(positions)
-        boards = np.fromiter(
-            itertools.chain.from_iterable(positions), dtype=np.int64, count=26 * n
-        ).reshape(n, 26)
+        return self.evaluate_boards(boards_of(positions))
+
+    def evaluate_boards(self, boards: Boards) -> Probabilities:
+        """:meth:`evaluate` of raw ``(n, 26)`` boards (``tuple(position)`` rows)."""
+        n = boards.shape[0]
         x = encode_boards(boards)
         race = self._race32
         if race is None:
@@ -580,11 +572,11 @@ class NeuralEvaluator:
         sanity_check(probs, x)
         if self.bearoff is not None:
             for i in np.flatnonzero(bearoff_rows(boards)).tolist():
-                probs[i] = self.bearoff.probabilities(positions[i])
+                probs[i] = self.bearoff.probabilities(Position(boards[i].tolist()))
         # A side with every checker off (off input 1) has won: the game is over.
         over = np.flatnonzero(np.maximum(x[:, OFF_INPUT], x[:, OPPONENT_OFF_INPUT]) > _ALL_OFF)
         for i in over.tolist():
-            exact = outcome_probabilities(positions[i])
+            exact = outcome_probabilities(Position(boards[i].tolist()))
             if exact is not None:
                 probs[i] = exact
         return probs

@@ -39,11 +39,15 @@ import numpy.typing as npt
 
 from nard.core.dice import ALL_ROLLS
 from nard.core.position import Play, Position
+from nard.engine import _kernels
 from nard.engine.evaluator import (
     NUM_OUTPUTS,
+    Boards,
     Evaluator,
     Probabilities,
+    boards_of,
     cubeless_equity,
+    evaluate_boards,
     flip_probabilities,
     outcome_probabilities,
 )
@@ -56,6 +60,7 @@ __all__ = [
     "RankedPlay",
     "SearchPlayer",
     "best_play",
+    "children",
     "evaluate_ply",
     "rank_plays",
 ]
@@ -168,11 +173,6 @@ class _Timeout(Exception):
     """The deadline passed in the middle of a ply."""
 
 
-def _is_over(position: Position) -> bool:
-    # Borne-off checkers are implicit: a side with no checker left on the board has won.
-    return min(position) >= 0 or max(position) <= 0
-
-
 def _best_in_groups(
     opponent_equity: npt.NDArray[np.float64], lengths: npt.NDArray[np.int_]
 ) -> npt.NDArray[np.intp]:
@@ -188,6 +188,37 @@ def _best_in_groups(
     _, first = np.unique(group_of_hit, return_index=True)
     chosen: npt.NDArray[np.intp] = hits[first]
     return chosen
+
+
+def children(boards: Boards) -> tuple[Boards, npt.NDArray[np.int64]]:
+    """Every roll's distinct resulting boards, for each of ``boards``.
+
+    Returns the children (each seen from the opponent, on roll next: a
+    ``play.result``) and their counts per (board, roll), rolls in
+    :data:`~nard.core.dice.ALL_ROLLS` order; a roll that cannot be played has
+    one child, the board flipped (the turn passes). The set of children of a
+    roll is that of ``[p.result for p in position.legal_plays(roll)]``, in
+    another order; compiled, no Python object per play.
+
+    >>> kids, counts = children(boards_of([Position()]))
+    >>> counts.tolist()[:3], len(Position().legal_plays((6, 6)))
+    ([11, 7, 14], 11)
+    """
+    n = boards.shape[0]
+    boards = np.ascontiguousarray(boards, dtype=np.int64)
+    counts = np.empty(n * len(ALL_ROLLS), dtype=np.int64)
+    size = max(1024, 640 * n)
+    while True:
+        out = np.empty((size, 26), dtype=np.int64)
+        found = _kernels.expand(boards, _ROLLS, out, np.empty(size, dtype=np.int64), counts)
+        if found >= 0:
+            return out[:found], counts
+        size *= 2
+
+
+_ROLLS = np.array(ALL_ROLLS, dtype=np.int64)
+_EXPAND_CHUNK = 64
+"""Positions expanded per compiled call under a deadline (checked between calls)."""
 
 
 class _Search:
@@ -207,53 +238,53 @@ class _Search:
         if self.deadline is not None and self.clock() > self.deadline:
             raise _Timeout
 
-    def static(self, positions: Sequence[Position]) -> Probabilities:
+    def static(self, boards: Boards) -> Probabilities:
         """0-ply; one call, or under a deadline chunks with a check between them."""
-        if self.deadline is None or len(positions) <= _CHUNK:
-            return self.evaluator.evaluate(positions)
+        if self.deadline is None or len(boards) <= _CHUNK:
+            return evaluate_boards(self.evaluator, boards)
         parts = []
-        for start in range(0, len(positions), _CHUNK):
+        for start in range(0, len(boards), _CHUNK):
             self.check()
-            parts.append(self.evaluator.evaluate(positions[start : start + _CHUNK]))
+            parts.append(evaluate_boards(self.evaluator, boards[start : start + _CHUNK]))
         return np.concatenate(parts)
+
+    def expand(self, boards: Boards) -> tuple[Boards, npt.NDArray[np.int64]]:
+        """:func:`children`, in chunks with a deadline check before each."""
+        if self.deadline is None:
+            return children(boards)
+        parts = []
+        for start in range(0, len(boards), _EXPAND_CHUNK):
+            self.check()
+            parts.append(children(boards[start : start + _EXPAND_CHUNK]))
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
     def evaluate(self, positions: Sequence[Position], plies: int) -> Probabilities:
         """``(n, 5)`` probabilities of ``positions`` at ``plies``, side on roll before it rolls."""
-        out = np.empty((len(positions), NUM_OUTPUTS), dtype=np.float64)
-        live: list[int] = []
-        for i, position in enumerate(positions):
-            if _is_over(position):
-                exact = outcome_probabilities(position)
-                assert exact is not None
-                out[i] = exact
-            else:
-                live.append(i)
-        if not live:
+        return self.evaluate_boards(boards_of(positions), plies)
+
+    def evaluate_boards(self, boards: Boards, plies: int) -> Probabilities:
+        """:meth:`evaluate` of raw ``(n, 26)`` boards."""
+        out = np.empty((len(boards), NUM_OUTPUTS), dtype=np.float64)
+        # Borne-off checkers are implicit: a side with none left on the board has won.
+        over = (boards.min(axis=1, initial=0) >= 0) | (boards.max(axis=1, initial=0) <= 0)
+        for i in np.flatnonzero(over).tolist():
+            exact = outcome_probabilities(Position(boards[i].tolist()))
+            assert exact is not None
+            out[i] = exact
+        live = np.flatnonzero(~over)
+        if not len(live):
             return out
         if plies == 0:
-            out[live] = self.static([positions[i] for i in live])
+            out[live] = self.static(boards[live])
             return out
 
         # Every reply to every roll of every live position, in one batch.
-        children: list[Position] = []
-        lengths: list[int] = []
-        for i in live:
-            self.check()
-            position = positions[i]
-            for roll in ALL_ROLLS:
-                plays = position.legal_plays(roll)
-                if plays:
-                    children.extend([p.result for p in plays])
-                    lengths.append(len(plays))
-                else:  # the turn passes
-                    children.append(position.flip())
-                    lengths.append(1)
-
-        child_probs = self.static(children)
-        chosen = _best_in_groups(cubeless_equity(child_probs), np.array(lengths))
+        kids, lengths = self.expand(boards[live])
+        child_probs = self.static(kids)
+        chosen = _best_in_groups(cubeless_equity(child_probs), lengths)
         if plies > 1:
             unique, inverse = np.unique(chosen, return_inverse=True)
-            deeper = self.evaluate([children[j] for j in unique.tolist()], plies - 1)
+            deeper = self.evaluate_boards(kids[unique], plies - 1)
             replies = deeper[inverse.reshape(-1)]
         else:
             replies = child_probs[chosen]

@@ -1,0 +1,505 @@
+"""Compiled inner loops of the engine (numba): the input encoding of raw boards.
+
+These are the loops that numpy cannot batch well: a 0-ply decision encodes a
+score of positions, and per-call numpy overhead used to cost more than the
+arithmetic. Each function fills an output array in place from ``(n, 26)``
+int64 boards laid out as in :mod:`nard.core._movegen` (index 1-24 the side on
+roll's points, positive for its checkers, 25 its bar, 0 the opponent's bar);
+:mod:`nard.engine.encoding` documents the meaning of every column and wraps
+them with typed signatures. Compiled on first use and cached on disk
+(numba's ``cache=True``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+__all__ = [
+    "compile_all",
+    "encode_into",
+    "expand",
+    "forward_into",
+    "race_flags_into",
+    "side_features_into",
+]
+
+_CHECKERS = 15
+_START_PIPS = 167.0
+_FEATURES = 8
+_POINTS_MASK = ((1 << 25) - 1) ^ 1  # bits 1-24
+_HOME_MASK = 0b1111110  # bits 1-6
+_OPP_HOME_MASK = 0b111111 << 19  # bits 19-24
+
+_jit: Any = numba.njit(cache=True, nogil=True)
+
+
+def _popcount(m: int) -> int:
+    c = 0
+    while m:
+        m &= m - 1
+        c += 1
+    return c
+
+
+_popcount_c = _jit(_popcount)
+
+
+def _features(b: Any, sign: int, out: Any, col: int) -> None:
+    """The 8 features of the side whose checkers are ``sign * b`` > 0, seen from
+    its own side (``sign = -1``: the board flipped, index ``i`` read at ``25 - i``)."""
+    back = 0
+    their_back = 26
+    made = 0
+    blocked = 0
+    blots = 0
+    sources = 0
+    for i in range(26):
+        c = sign * b[i] if sign > 0 else -b[25 - i]
+        if c > 0:
+            back = i
+            sources |= 1 << i
+            if c >= 2:
+                made |= 1 << i
+        elif c < 0:
+            if their_back == 26:
+                their_back = i
+            if c <= -2:
+                blocked |= 1 << i
+            else:
+                blots |= 1 << i
+    made &= _POINTS_MASK
+    blocked &= _POINTS_MASK
+    blots &= _POINTS_MASK
+    sources &= _POINTS_MASK | (1 << 25)
+    open_ = ~blocked & _POINTS_MASK
+    break_contact = 0
+    free_pips = 0
+    for i in range(26):
+        c = sign * b[i] if sign > 0 else -b[25 - i]
+        if c > 0:
+            if i > their_back:
+                break_contact += c * (i - their_back)
+            else:
+                free_pips += c * i
+    # Rolls hitting a blot: one die, both dice through an open point, doubles.
+    direct = np.zeros(7, dtype=np.bool_)
+    step = np.zeros(7, dtype=np.int64)
+    step[0] = sources
+    for d in range(1, 7):
+        direct[d] = ((sources >> d) & blots) != 0
+        step[d] = (sources >> d) & open_
+    count = 0
+    for a in range(1, 7):
+        for d2 in range(a + 1, 7):
+            if direct[a] or direct[d2] or (((step[a] >> d2) | (step[d2] >> a)) & blots) != 0:
+                count += 2
+        hit = direct[a]
+        reach = step[a]
+        for _ in range(3):
+            reach >>= a
+            if (reach & blots) != 0:
+                hit = True
+            reach &= open_
+        if hit:
+            count += 1
+    # Longest run of made points among 1-24.
+    longest = 0
+    run = 0
+    for i in range(1, 25):
+        if (made >> i) & 1:
+            run += 1
+            if run > longest:
+                longest = run
+        else:
+            run = 0
+    c = sign * b[25] if sign > 0 else -b[0]
+    their_home = _popcount_c((blocked & _OPP_HOME_MASK) >> 19)
+    shift = back - 12 if back > 12 else 0
+    width = back if back < 12 else 12
+    window = (blocked >> shift) & ((1 << width) - 1) & 0xFFF
+    out[col] = back / 25.0
+    out[col + 1] = break_contact / 152.0
+    out[col + 2] = free_pips / _START_PIPS
+    out[col + 3] = count / 36.0
+    out[col + 4] = longest / 6.0
+    out[col + 5] = _popcount_c(made & _HOME_MASK) / 6.0
+    out[col + 6] = (their_home / 6.0) ** 2 if c > 0 else 0.0
+    out[col + 7] = _popcount_c(window) / 12.0
+
+
+_features_c = _jit(_features)
+
+
+def _units(n: int, out: Any, col: int) -> None:
+    out[col] = 1.0 if n >= 1 else 0.0
+    out[col + 1] = 1.0 if n >= 2 else 0.0
+    out[col + 2] = 1.0 if n >= 3 else 0.0
+    out[col + 3] = (n - 3) / 2.0 if n > 3 else 0.0
+
+
+_units_c = _jit(_units)
+
+
+def _encode_into(boards: Any, x: Any) -> None:
+    for r in range(boards.shape[0]):
+        b = boards[r]
+        row = x[r]
+        mine_left = 0
+        theirs_left = 0
+        mine_pips = 0
+        theirs_pips = 0
+        seen_theirs = 0
+        contact = 0
+        for i in range(26):
+            c = b[i]
+            if c > 0:
+                mine_left += c
+                mine_pips += c * i
+                contact += c * seen_theirs
+            elif c < 0:
+                theirs_left -= c
+                theirs_pips -= c * (25 - i)
+                seen_theirs -= c
+        for p in range(1, 25):
+            c = b[p]
+            _units_c(c if c > 0 else 0, row, 4 * (p - 1))
+            c = -b[25 - p]
+            _units_c(c if c > 0 else 0, row, 96 + 4 * (p - 1))
+        mine_bar = b[25] if b[25] > 0 else 0
+        theirs_bar = -b[0] if b[0] < 0 else 0
+        row[192] = mine_bar / 2.0
+        row[193] = (_CHECKERS - mine_left) / float(_CHECKERS)
+        row[194] = mine_pips / _START_PIPS
+        row[195] = theirs_bar / 2.0
+        row[196] = (_CHECKERS - theirs_left) / float(_CHECKERS)
+        row[197] = theirs_pips / _START_PIPS
+        row[198] = 1.0 if contact == 0 else 0.0
+        _features_c(b, 1, row, 199)
+        _features_c(b, -1, row, 199 + _FEATURES)
+
+
+encode_into = _jit(_encode_into)
+
+
+def _side_features_into(boards: Any, out: Any) -> None:
+    for r in range(boards.shape[0]):
+        _features_c(boards[r], 1, out[r], 0)
+
+
+side_features_into = _jit(_side_features_into)
+
+
+def _race_flags_into(boards: Any, out: Any) -> None:
+    for r in range(boards.shape[0]):
+        b = boards[r]
+        seen_theirs = 0
+        contact = 0
+        for i in range(26):
+            c = b[i]
+            if c > 0:
+                contact += c * seen_theirs
+            elif c < 0:
+                seen_theirs -= c
+        out[r] = contact == 0
+
+
+race_flags_into = _jit(_race_flags_into)
+
+
+# -- move generation for search: every roll's resulting boards -----------------------------
+#
+# The same rules as nard.core._movegen (which builds Play objects and is the
+# reference; tests compare the two on many positions), but producing only the
+# distinct resulting boards, seen from the opponent (next on roll), as rows of
+# an array: what an n-ply search needs, with no Python object per play.
+
+
+def _can_move(b: Any, s: int, d: int, outside: int) -> int:
+    """The landing point (0: off) of a checker on ``s`` moved by ``d``, or -1."""
+    if b[s] <= 0:
+        return -1
+    if b[25] > 0 and s != 25:
+        return -1
+    t = s - d
+    if t > 0:
+        return t if b[t] >= -1 else -1
+    if outside > 0:
+        return -1
+    if t < 0:
+        for p in range(s + 1, 7):
+            if b[p] > 0:
+                return -1
+    return 0
+
+
+_can_move_c = _jit(_can_move)
+
+
+def _apply(b: Any, s: int, t: int) -> int:
+    """Move a checker from ``s`` to ``t`` (0: off) in place; returns 1 if it hit."""
+    b[s] -= 1
+    if t == 0:
+        return 0
+    if b[t] == -1:
+        b[t] = 1
+        b[0] -= 1
+        return 1
+    b[t] += 1
+    return 0
+
+
+_apply_c = _jit(_apply)
+
+
+def _undo(b: Any, s: int, t: int, hit: int) -> None:
+    b[s] += 1
+    if t == 0:
+        return
+    if hit:
+        b[t] = -1
+        b[0] += 1
+    else:
+        b[t] -= 1
+
+
+_undo_c = _jit(_undo)
+
+
+def _outside(b: Any) -> int:
+    n = b[25] if b[25] > 0 else 0
+    for p in range(7, 25):
+        if b[p] > 0:
+            n += b[p]
+    return n
+
+
+_outside_c = _jit(_outside)
+
+
+def _hash(b: Any) -> int:
+    h = 0
+    for i in range(26):
+        h = h * 31 + b[i] + 15
+    return h
+
+
+_hash_c = _jit(_hash)
+
+
+def _push(out: Any, keys: Any, count: int, start: int, b: Any, dedup: bool) -> int:
+    """Append ``b`` flipped to ``out`` unless already there since ``start``; the new
+    count, or -1 when ``out`` is full."""
+    h = _hash_c(b)
+    if dedup:
+        for j in range(start, count):
+            if keys[j] == h:
+                same = True
+                for i in range(26):
+                    if out[j, i] != -b[25 - i]:
+                        same = False
+                        break
+                if same:
+                    return count
+    if count == out.shape[0]:
+        return -1
+    for i in range(26):
+        out[count, i] = -b[25 - i]
+    keys[count] = h
+    return count + 1
+
+
+_push_c = _jit(_push)
+
+
+def _non_doubles(b: Any, hi: int, lo: int, out: Any, keys: Any, count: int) -> int:
+    start = count
+    for order in range(2):
+        a = hi if order == 0 else lo
+        c = lo if order == 0 else hi
+        outside0 = _outside_c(b)
+        for s1 in range(25, 0, -1):
+            t1 = _can_move_c(b, s1, a, outside0)
+            if t1 < 0:
+                continue
+            hit1 = _apply_c(b, s1, t1)
+            outside1 = _outside_c(b)
+            for s2 in range(25, 0, -1):
+                t2 = _can_move_c(b, s2, c, outside1)
+                if t2 < 0:
+                    continue
+                hit2 = _apply_c(b, s2, t2)
+                count = _push_c(out, keys, count, start, b, True)
+                _undo_c(b, s2, t2, hit2)
+                if count < 0:
+                    _undo_c(b, s1, t1, hit1)
+                    return -1
+            _undo_c(b, s1, t1, hit1)
+    if count > start:
+        return count
+    # Only one die can be played: the larger one if it can be.
+    for d in (hi, lo):
+        outside0 = _outside_c(b)
+        for s in range(25, 0, -1):
+            t = _can_move_c(b, s, d, outside0)
+            if t < 0:
+                continue
+            hit = _apply_c(b, s, t)
+            count = _push_c(out, keys, count, start, b, True)
+            _undo_c(b, s, t, hit)
+            if count < 0:
+                return -1
+        if count > start:
+            break
+    return count
+
+
+_non_doubles_c = _jit(_non_doubles)
+
+
+def _doubles(b: Any, d: int, out: Any, keys: Any, count: int) -> int:
+    """Every longest sequence of moves of ``d``, sources non-increasing (each
+    multiset of moves once; distinct multisets give distinct boards)."""
+    start = count
+    best = 0
+    # Depth-first with an explicit stack; per level: the next source to try,
+    # whether any move was made from it, and the move made.
+    nxt = np.zeros(5, dtype=np.int64)
+    child = np.zeros(5, dtype=np.bool_)
+    src = np.zeros(4, dtype=np.int64)
+    tgt = np.zeros(4, dtype=np.int64)
+    hits = np.zeros(4, dtype=np.int64)
+    depth = 0
+    nxt[0] = 25
+    while True:
+        moved = False
+        if depth < 4:
+            outside = _outside_c(b)
+            s = nxt[depth]
+            while s >= 1:
+                t = _can_move_c(b, s, d, outside)
+                if t >= 0:
+                    src[depth] = s
+                    tgt[depth] = t
+                    hits[depth] = _apply_c(b, s, t)
+                    nxt[depth] = s - 1
+                    child[depth] = True
+                    depth += 1
+                    nxt[depth] = s  # the next move starts no higher
+                    child[depth] = False
+                    moved = True
+                    break
+                s -= 1
+        if moved:
+            continue
+        # Nothing more at this depth: a leaf if no move was made from here.
+        if depth > 0 and not child[depth] and depth >= best:
+            if depth > best:
+                best = depth
+                count = start  # drop the shorter plays found so far
+            count = _push_c(out, keys, count, start, b, False)
+            if count < 0:
+                return -1  # (the board is left part-played: the caller starts over)
+        if depth == 0:
+            break
+        depth -= 1
+        _undo_c(b, src[depth], tgt[depth], hits[depth])
+    return count
+
+
+_doubles_c = _jit(_doubles)
+
+
+def _expand(boards: Any, rolls: Any, out: Any, keys: Any, lengths: Any) -> int:
+    """Children of every roll of every board (a pass: the board flipped) into
+    ``out``, their counts per (board, roll) into ``lengths``; the number of
+    children, or -1 when ``out`` is too small."""
+    count = 0
+    nrolls = rolls.shape[0]
+    b = np.empty(26, dtype=np.int64)
+    for r in range(boards.shape[0]):
+        for k in range(nrolls):
+            b[:] = boards[r]
+            d1 = min(rolls[k, 0], rolls[k, 1])
+            d2 = max(rolls[k, 0], rolls[k, 1])
+            before = count
+            if d1 == d2:
+                count = _doubles_c(b, d1, out, keys, count)
+            else:
+                count = _non_doubles_c(b, d2, d1, out, keys, count)
+            if count == before:
+                count = _push_c(out, keys, count, count, b, False)
+            if count < 0:
+                return -1
+            lengths[nrolls * r + k] = count - before
+    return count
+
+
+expand = _jit(_expand)
+
+
+# -- the networks' forward pass ------------------------------------------------------------
+
+
+def _forward_into(x: Any, w1: Any, b1: Any, w2: Any, b2: Any, out: Any) -> None:
+    """One hidden layer of sigmoids, sigmoid outputs, float32, for each row of ``x``.
+
+    The first layer adds up the weight rows of the non-zero inputs only: most
+    of a board's raw units are zero, so this does a third of a dense product's
+    work and needs no BLAS call (whose threads cost more than they save on the
+    few dozen positions of a decision).
+    """
+    hidden = b1.shape[0]
+    outputs = b2.shape[0]
+    h = np.empty(hidden, dtype=np.float32)
+    for r in range(x.shape[0]):
+        row = x[r]
+        h[:] = b1
+        for i in range(row.shape[0]):
+            v = row[i]
+            if v != 0.0:
+                w = w1[i]
+                for j in range(hidden):
+                    h[j] += v * w[j]
+        for j in range(hidden):
+            h[j] = np.float32(1.0) / (np.float32(1.0) + np.exp(-h[j]))
+        for k in range(outputs):
+            z = b2[k]
+            for j in range(hidden):
+                z += h[j] * w2[j, k]
+            out[r, k] = 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+forward_into = _jit(_forward_into)
+
+
+def compile_all() -> None:
+    """Compile (or load from numba's cache) every kernel now, on tiny inputs, so
+    that no timed search pays for it. Seconds the first time on a machine,
+    milliseconds after."""
+    start = np.zeros((1, 26), dtype=np.int64)
+    start[0, 6], start[0, 8], start[0, 13], start[0, 24] = 5, 3, 5, 2
+    start[0, 1], start[0, 12], start[0, 17], start[0, 19] = -2, -5, -3, -5
+    x = np.empty((1, 215), dtype=np.float32)
+    encode_into(start, x)
+    side_features_into(start, np.empty((1, _FEATURES), dtype=np.float32))
+    race_flags_into(start, np.empty(1, dtype=np.bool_))
+    rolls = np.array([[1, 1], [2, 1]], dtype=np.int64)
+    expand(
+        start,
+        rolls,
+        np.empty((64, 26), dtype=np.int64),
+        np.empty(64, dtype=np.int64),
+        np.empty(2, dtype=np.int64),
+    )
+    w1 = np.zeros((215, 1), dtype=np.float32)
+    forward_into(
+        x,
+        w1,
+        np.zeros(1, dtype=np.float32),
+        np.zeros((1, 5), dtype=np.float32),
+        np.zeros(5, dtype=np.float32),
+        np.empty((1, 5), dtype=np.float64),
+    )
