@@ -447,32 +447,34 @@ def _forward_into(x: Any, w1: Any, b1: Any, w2: Any, b2: Any, out: Any) -> None:
     """One hidden layer of sigmoids, sigmoid outputs, float32, for each row of ``x``.
 
     The first layer adds up the weight rows of the non-zero inputs only: most
-    of a board's raw units are zero, so this does a third of a dense product's
+    of a board's raw units are zero, so this does a fifth of a dense product's
     work and needs no BLAS call (whose threads cost more than they save on the
     few dozen positions of a decision).
     """
     hidden = b1.shape[0]
     outputs = b2.shape[0]
+    inputs = x.shape[1]
     h = np.empty(hidden, dtype=np.float32)
+    z = np.empty(outputs, dtype=np.float32)
     for r in range(x.shape[0]):
-        row = x[r]
-        h[:] = b1
-        for i in range(row.shape[0]):
-            v = row[i]
-            if v != 0.0:
-                w = w1[i]
-                for j in range(hidden):
-                    h[j] += v * w[j]
         for j in range(hidden):
-            h[j] = np.float32(1.0) / (np.float32(1.0) + np.exp(-h[j]))
+            h[j] = b1[j]
+        for i in range(inputs):
+            v = x[r, i]
+            if v != 0.0:
+                for j in range(hidden):
+                    h[j] += v * w1[i, j]
         for k in range(outputs):
-            z = b2[k]
-            for j in range(hidden):
-                z += h[j] * w2[j, k]
-            out[r, k] = 0.5 * (1.0 + np.tanh(0.5 * z))
+            z[k] = b2[k]
+        for j in range(hidden):
+            a = np.float32(1.0) / (np.float32(1.0) + np.exp(-h[j]))
+            for k in range(outputs):
+                z[k] += a * w2[j, k]
+        for k in range(outputs):
+            out[r, k] = 1.0 / (1.0 + np.exp(-z[k]))
 
 
-forward_into = _jit(_forward_into)
+forward_into = numba.njit(cache=True, nogil=True, fastmath=True)(_forward_into)
 
 
 def compile_all() -> None:

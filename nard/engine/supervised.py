@@ -60,7 +60,7 @@ from nard.engine.network import (
     write_npz_atomic,
 )
 from nard.engine.player import EvaluatorPlayer
-from nard.engine.search import evaluate_ply
+from nard.engine.search import evaluate_ply_boards
 
 __all__ = [
     "DATASET_FORMAT",
@@ -146,11 +146,9 @@ def collect_positions(
 
 def label_positions(boards: Boards, evaluator: Evaluator, plies: int) -> npt.NDArray[np.float32]:
     """The five probabilities of each board's position at ``plies``, as float32."""
-    positions = [Position(tuple(int(c) for c in row)) for row in boards]
-    out = np.empty((len(positions), NUM_OUTPUTS), dtype=np.float32)
-    step = 64
-    for start in range(0, len(positions), step):
-        out[start : start + step] = evaluate_ply(positions[start : start + step], evaluator, plies)
+    out: npt.NDArray[np.float32] = evaluate_ply_boards(
+        boards.astype(np.int64), evaluator, plies
+    ).astype(np.float32)
     return out
 
 

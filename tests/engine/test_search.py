@@ -136,14 +136,21 @@ def test_finished_games_are_exact_at_every_ply(plies: int) -> None:
     np.testing.assert_array_equal(got, np.array(expected))
 
 
-def test_each_level_is_one_evaluator_call() -> None:
+def test_each_level_goes_to_the_evaluator_in_large_batches() -> None:
     counting = _Counting(FakeEvaluator())
     positions = [Position(), BEAROFF, Position().legal_plays((6, 5))[0].result]
     evaluate_ply(positions, counting, 1)
     assert len(counting.calls) == 1 and counting.calls[0] > 21 * len(positions)
     counting.calls.clear()
     evaluate_ply(positions, counting, 2)
-    assert len(counting.calls) == 2
+    # The second level: the chosen replies (at most 63) in groups of 32 positions,
+    # each group's children in calls of at most 4,096.
+    assert 3 <= len(counting.calls) <= 1 + 2 * 4
+    assert max(counting.calls) <= 4096 and sorted(counting.calls)[-2] == 4096
+    counting.calls.clear()
+    many = [p.result for p in Position().legal_plays((3, 1))] * 3  # 48 positions
+    evaluate_ply(many, counting, 1)
+    assert 2 <= len(counting.calls) <= 2 * 4 and max(counting.calls) == 4096
 
 
 def test_filter_steps_follow_gnubg() -> None:
