@@ -64,6 +64,7 @@ __all__ = [
     "cube_efficiency",
     "cubeful_equity",
     "money_take_point",
+    "play_equity",
 ]
 
 # GNU Backgammon's EvalEfficiency defaults (eval.c: rContactX, rCrashedX,
@@ -256,6 +257,20 @@ class CubeContext:
     def doubled(self) -> CubeContext:
         """The context after a double and a take: twice the cube, owned by the opponent."""
         return replace(self, cube=2 * self.cube, owner=CubeOwner.OPPONENT)
+
+    def swapped(self) -> CubeContext:
+        """The same cube and score from the opponent's point of view.
+
+        >>> ctx = CubeContext(owner=CubeOwner.ON_ROLL, match_length=5, score=(1, 3)).swapped()
+        >>> ctx.owner, ctx.score
+        (<CubeOwner.OPPONENT: 'opponent'>, (3, 1))
+        """
+        owner = {
+            CubeOwner.CENTRED: CubeOwner.CENTRED,
+            CubeOwner.ON_ROLL: CubeOwner.OPPONENT,
+            CubeOwner.OPPONENT: CubeOwner.ON_ROLL,
+        }[self.owner]
+        return replace(self, owner=owner, score=(self.score[1], self.score[0]))
 
 
 @dataclass(frozen=True)
@@ -495,6 +510,44 @@ def cubeful_equity(
     if ctx.is_money:
         return _money_cubeful(probs, ctx, efficiency)
     return _Score(ctx, probs).cubeful(efficiency)
+
+
+def play_equity(result_probs: npt.ArrayLike, result: Position, context: CubeContext) -> float:
+    """The mover's cubeful equity after a play to ``result``: what gnubg's cubeful
+    checker play maximises.
+
+    ``result`` is seen from the opponent, now on roll, and ``result_probs`` are
+    its five probabilities from that side (an evaluator's answer for
+    ``result``); ``context`` is the cube and score from the **mover's** view.
+    The opponent's cubeful equity (:func:`cubeful_equity`, the cube left as it
+    is, the efficiency of ``result``) is turned back to the mover: in money
+    play minus it, per unit of the cube; in match play the mover's
+    match-winning chances as money equivalents (-1 for losing a single game at
+    this cube, +1 for winning one), so that one decision's plays compare as
+    equities and noise has the same scale in money and match play.
+
+    At double match point gammons do not count, so two results with the same
+    winning chances are worth the same whatever their gammons:
+
+    >>> dmp = CubeContext(match_length=5, score=(4, 4))
+    >>> quiet, gammonish = [0.4, 0.0, 0.0, 0.0, 0.0], [0.4, 0.3, 0.0, 0.0, 0.0]
+    >>> a, b = (play_equity(p, Position(), dmp) for p in (quiet, gammonish))
+    >>> round(a, 6) == round(b, 6) == 0.2
+    True
+    >>> money = CubeContext()
+    >>> play_equity(gammonish, Position(), money) < play_equity(quiet, Position(), money)
+    True
+    """
+    theirs = context.swapped()
+    x = cube_efficiency(result)
+    if theirs.is_money:
+        return -_money_cubeful(result_probs, theirs, x)
+    mine = 1.0 - _Score(theirs, result_probs).cubeful(x)
+    score = _Score(context, (0.5, 0.0, 0.0, 0.0, 0.0))
+    win, lose = score.mwc(0, context.cube), score.mwc(0, -context.cube)
+    if win <= lose:  # pragma: no cover - a table's equities rise with the score
+        return 2.0 * mine - 1.0
+    return 2.0 * (mine - lose) / (win - lose) - 1.0
 
 
 def _wording(cube_centred: bool, double: str, redouble: str) -> str:

@@ -39,8 +39,9 @@ analysis"). The seed gives no numbers; nard uses Walter Trice's well-known
 8-9-12 race rule: double with a lead of 8% of one's own pip count (9% to
 redouble), take unless the doubler leads by more than 12%.
 
-Plays are chosen cubeless (``match`` in :meth:`Engine.best_play` is accepted
-for the API and not yet used); cube decisions use the match context.
+Plays are chosen cubeful when :meth:`Engine.best_play` is given the cube and
+score (``match``), as gnubg plays, and cubeless without it; cube decisions
+use the match context.
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ import numpy as np
 
 from nard.core.position import Play, Position
 from nard.engine import _kernels
-from nard.engine.cube import CubeContext, CubeDecision, CubeOwner, cube_decision
-from nard.engine.evaluator import Evaluator, cubeless_equity
+from nard.engine.cube import CubeContext, CubeDecision, CubeOwner, cube_decision, play_equity
+from nard.engine.evaluator import Evaluator, cubeless_equity, flip_probabilities
 from nard.engine.network import NeuralEvaluator, WeightsError
 from nard.engine.search import (
     DEFAULT_FILTER,
@@ -274,13 +275,19 @@ class Engine:
     ) -> Play | None:
         """The play this level makes, or ``None`` when the roll cannot be played.
 
-        Without noise this is :func:`~nard.engine.search.best_play`; with
-        noise every candidate of the level's ranking gets its :meth:`noise`
-        added to its equity and the best noisy equity is played. ``match`` is
-        accepted for the API; plays are chosen cubeless.
+        Without ``match`` (cubeless, as in the benchmarks against pubeval) and
+        without noise this is :func:`~nard.engine.search.best_play`; with noise
+        every candidate of the level's ranking gets its :meth:`noise` added to
+        its equity and the best noisy equity is played.
+
+        With ``match`` (the cube and score from the mover's view) the play is
+        chosen as gnubg chooses it, by cubeful equity
+        (:func:`~nard.engine.cube.play_equity`): the level's search ranks the
+        plays, and those evaluated at its deepest ply are compared by the
+        cubeful equity of their probabilities, with the score's gammon values
+        in match play (at double match point gammons count for nothing).
         """
-        del match  # cubeless play for now (see the module docstring)
-        if self.settings.noise <= 0.0:
+        if match is None and self.settings.noise <= 0.0:
             return best_play(
                 position,
                 dice,
@@ -292,7 +299,15 @@ class Engine:
         ranking = self.rank_plays(position, dice)
         if not ranking:
             return None
-        noisy = [r.equity + self.noise(r.play.result) for r in ranking]
+        if match is None:
+            values = [r.equity for r in ranking]
+        else:
+            ranking = [r for r in ranking if r.ply == ranking[0].ply]
+            values = [
+                play_equity(flip_probabilities(r.probabilities), r.play.result, match)
+                for r in ranking
+            ]
+        noisy = [v + self.noise(r.play.result) for v, r in zip(values, ranking, strict=True)]
         return ranking[int(np.argmax(noisy))].play
 
     # -- cube --------------------------------------------------------------

@@ -199,3 +199,43 @@ def test_beginner_cube_uses_the_pip_rule() -> None:
     assert owned.action == "Redouble, pass"
     theirs = beginner.cube_action(far, CubeContext(cube=2, owner=CubeOwner.OPPONENT))
     assert (theirs.action, theirs.double) == ("Doubling not available", False)
+
+
+def test_cubeful_play_maximises_play_equity() -> None:
+    # With the cube and score the engine plays the candidate of best cubeful
+    # equity among those of its deepest ply; without them, the cubeless best.
+    from nard.engine.cube import play_equity
+    from nard.engine.evaluator import flip_probabilities
+
+    engine = Engine("expert")
+    contexts = [
+        CubeContext(),
+        CubeContext(jacoby=True),
+        CubeContext(match_length=5, score=(4, 4)),  # double match point
+        CubeContext(match_length=7, score=(2, 5), cube=2, owner=CubeOwner.OPPONENT),
+    ]
+    for pos in POSITIONS:
+        for dice in ((6, 4), (3, 1), (5, 5)):
+            ranking = engine.rank_plays(pos, dice)
+            for ctx in contexts:
+                chosen = engine.best_play(pos, dice, match=ctx)
+                values = {
+                    r.play: play_equity(flip_probabilities(r.probabilities), r.play.result, ctx)
+                    for r in ranking
+                }
+                assert chosen is not None
+                assert values[chosen] == max(values.values())
+            assert engine.best_play(pos, dice) == ranking[0].play
+
+
+def test_gammons_count_for_nothing_at_double_match_point() -> None:
+    # A gammonish bear-in where the opponent (on roll after the play) can be
+    # gammoned: at DMP the engine's choice depends on winning chances only.
+    from nard.engine.cube import play_equity
+
+    dmp = CubeContext(match_length=3, score=(2, 2))
+    for probs in ([0.3, 0.0, 0.0, 0.2, 0.1], [0.3, 0.25, 0.05, 0.0, 0.0]):
+        assert (
+            abs(play_equity(probs, MIDGAME, dmp) - play_equity([0.3, 0, 0, 0, 0], MIDGAME, dmp))
+            < 1e-12
+        )
