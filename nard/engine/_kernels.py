@@ -28,7 +28,8 @@ __all__ = [
 
 _CHECKERS = 15
 _START_PIPS = 167.0
-_FEATURES = 8
+_FEATURES = 10
+_INPUTS = 199 + 2 * _FEATURES
 _POINTS_MASK = ((1 << 25) - 1) ^ 1  # bits 1-24
 _HOME_MASK = 0b1111110  # bits 1-6
 _OPP_HOME_MASK = 0b111111 << 19  # bits 19-24
@@ -47,8 +48,35 @@ def _popcount(m: int) -> int:
 _popcount_c = _jit(_popcount)
 
 
+def _escape_table() -> Any:
+    """Rolls (of 36) with which a lone checker could move the whole roll by
+    itself, for each 12-bit mask of blocked points ahead of it (bit ``k - 1``:
+    the point ``k`` pips ahead): both dice, through a point left open by one of
+    them, to an open point; a double's four steps, each landing open (beyond
+    12 pips counts as open). A mask of 0 gives all 36 rolls."""
+    table = np.zeros(1 << 12, dtype=np.int64)
+    for mask in range(1 << 12):
+
+        def open_(d: int, mask: int = mask) -> bool:
+            return d > 12 or not (mask >> (d - 1)) & 1
+
+        count = 0
+        for a in range(1, 7):
+            for b in range(1, 7):
+                if a == b:
+                    count += all(open_(a * steps) for steps in range(1, 5))
+                else:
+                    count += (open_(a) or open_(b)) and open_(a + b)
+        table[mask] = count
+    return table
+
+
+ESCAPES = _escape_table()
+""":func:`_escape_table`: escaping rolls per 12-bit mask of blocked points ahead."""
+
+
 def _features(b: Any, sign: int, out: Any, col: int) -> None:
-    """The 8 features of the side whose checkers are ``sign * b`` > 0, seen from
+    """The 10 features of the side whose checkers are ``sign * b`` > 0, seen from
     its own side (``sign = -1``: the board flipped, index ``i`` read at ``25 - i``)."""
     back = 0
     their_back = 26
@@ -128,6 +156,23 @@ def _features(b: Any, sign: int, out: Any, col: int) -> None:
     out[col + 5] = _popcount_c(made & _HOME_MASK) / 6.0
     out[col + 6] = (their_home / 6.0) ** 2 if c > 0 else 0.0
     out[col + 7] = _popcount_c(window) / 12.0
+    # Freedom of the rearmost checker among the opponent's points ahead of it.
+    ahead = 0
+    for k in range(1, 13):
+        if back - k >= 1 and (blocked >> (back - k)) & 1:
+            ahead |= 1 << (k - 1)
+    out[col + 8] = ESCAPES[ahead] / 36.0 if back > 0 else 1.0
+    # Containment: the fewest rolls an opponent's checker on one of the side's
+    # points 1-10 could move whole among the side's made points ahead of it.
+    fewest = 36
+    for i in range(1, 11):
+        mask = 0
+        for k in range(1, 13):
+            if i + k <= 24 and (made >> (i + k)) & 1:
+                mask |= 1 << (k - 1)
+        if ESCAPES[mask] < fewest:
+            fewest = ESCAPES[mask]
+    out[col + 9] = 1.0 - fewest / 36.0
 
 
 _features_c = _jit(_features)
@@ -484,7 +529,7 @@ def compile_all() -> None:
     start = np.zeros((1, 26), dtype=np.int64)
     start[0, 6], start[0, 8], start[0, 13], start[0, 24] = 5, 3, 5, 2
     start[0, 1], start[0, 12], start[0, 17], start[0, 19] = -2, -5, -3, -5
-    x = np.empty((1, 215), dtype=np.float32)
+    x = np.empty((1, _INPUTS), dtype=np.float32)
     encode_into(start, x)
     side_features_into(start, np.empty((1, _FEATURES), dtype=np.float32))
     race_flags_into(start, np.empty(1, dtype=np.bool_))
@@ -496,7 +541,7 @@ def compile_all() -> None:
         np.empty(64, dtype=np.int64),
         np.empty(2, dtype=np.int64),
     )
-    w1 = np.zeros((215, 1), dtype=np.float32)
+    w1 = np.zeros((_INPUTS, 1), dtype=np.float32)
     forward_into(
         x,
         w1,

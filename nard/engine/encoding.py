@@ -1,10 +1,10 @@
-"""The neural network's input encoding, version 2: Tesauro's raw board plus features.
+"""The neural network's input encoding, version 3: Tesauro's raw board plus features.
 
 Every position is encoded **from the side on roll's view, before it rolls**, the
 frame of the :class:`~nard.engine.evaluator.Evaluator` seam; there is no turn
 unit, since the side on roll is always the one whose chances the net gives.
 
-Version 2 has :data:`INPUTS` = 215 inputs, floats in ``[0, 6]``:
+Version 3 has :data:`INPUTS` = 219 inputs, floats in ``[0, 6]``:
 
 =========  =====  ====================================================================
 columns    count  meaning
@@ -18,8 +18,8 @@ columns    count  meaning
 196        1      the opponent's checkers borne off / 15
 197        1      the opponent's pip count / 167
 198        1      1.0 when the position is a race (no contact left), else 0.0
-199-206    8      the side on roll's features (:data:`FEATURES`, below)
-207-214    8      the opponent's features, computed alike from its side
+199-208    10     the side on roll's features (:data:`FEATURES`, below)
+209-218    10     the opponent's features, computed alike from its side
 =========  =====  ====================================================================
 
 Point ``p`` of a side uses columns ``4 (p - 1)`` to ``4 (p - 1) + 3`` of its block,
@@ -28,7 +28,8 @@ from its count ``n`` there: ``n >= 1``, ``n >= 2``, ``n >= 3`` (0 or 1 each) and
 case study). The features, each side's computed on the board as that side
 sees it (its own points numbered 1-24 towards its home, bar 25), are in the
 spirit of gnubg's hand-crafted inputs (its ``I_BREAK_CONTACT``, ``I_BACK_CHEQUER``,
-``I_P1``, ``I_ENTER2``, ``I_CONTAIN``; the definitions here are nard's own):
+``I_P1``, ``I_ENTER2``, ``I_CONTAIN``, ``I_BACKESCAPES``; the definitions here
+are nard's own):
 
 - ``back``: the point of the side's rearmost checker (the bar is 25) / 25;
 - ``break_contact``: pips the side must move before all its checkers are past
@@ -43,7 +44,19 @@ spirit of gnubg's hand-crafted inputs (its ``I_BREAK_CONTACT``, ``I_BACK_CHEQUER
 - ``enter_fail``: with a checker on the bar, the chance of failing to enter,
   ``(points the opponent has made in its home board / 6)^2``; else 0;
 - ``blocked_ahead``: the opponent's made points among the 12 points in front of
-  the side's rearmost checker / 12 (containment).
+  the side's rearmost checker / 12;
+- ``back_escapes``: the share of the 36 rolls with which the side's rearmost
+  checker could move the whole roll by itself among the points the opponent
+  has made in the 12 in front of it: both dice, through a point open for one
+  of them, to an open point; a double's four steps each landing open (beyond
+  12 pips counts as open); 1.0 with no checker left;
+- ``containment``: 1 minus the same share for an opponent's checker on the
+  worst of the side's points 1-10, among the side's made points in front of
+  it (how well the side holds the opponent's back checkers).
+
+Version 3 added the last two features to version 2 (215 inputs);
+``training/widen_v2.py`` carries version 2 weights over with zero weights on
+them, computing the same function.
 
 Both sides are laid out alike, so the encoding of ``position.flip()`` is that of
 ``position`` with the sides exchanged (:func:`swap_sides`).
@@ -54,7 +67,7 @@ Change :data:`ENCODING_VERSION` with any change to this layout.
 
 >>> x = encode([Position()])
 >>> x.shape, x.dtype
-((1, 215), dtype('float32'))
+((1, 219), dtype('float32'))
 >>> x[0, 4 * 5 : 4 * 6].tolist()  # five checkers on the 6-point
 [1.0, 1.0, 1.0, 1.0]
 >>> x[0, [PIPS_INPUT, OPPONENT_PIPS_INPUT, RACE_INPUT]].tolist()
@@ -63,7 +76,8 @@ Change :data:`ENCODING_VERSION` with any change to this layout.
 >>> {name: round(v, 4) for name, v in zip(FEATURES, features)}
 ... # doctest: +NORMALIZE_WHITESPACE
 {'back': 0.96, 'break_contact': 1.0, 'free_pips': 0.0, 'hit_rolls': 0.0,
- 'prime': 0.1667, 'home_points': 0.1667, 'enter_fail': 0.0, 'blocked_ahead': 0.25}
+ 'prime': 0.1667, 'home_points': 0.1667, 'enter_fail': 0.0, 'blocked_ahead': 0.25,
+ 'back_escapes': 0.6111, 'containment': 0.4167}
 """
 
 from __future__ import annotations
@@ -99,7 +113,7 @@ __all__ = [
     "swap_sides",
 ]
 
-ENCODING_VERSION = 2
+ENCODING_VERSION = 3
 """The layout described in the module docstring; stored beside every network's weights."""
 
 OPPONENT_POINTS = 96
@@ -127,6 +141,8 @@ FEATURES = (
     "home_points",
     "enter_fail",
     "blocked_ahead",
+    "back_escapes",
+    "containment",
 )
 """The names of each side's hand-crafted features, in column order."""
 FEATURE_INPUT = 199
@@ -155,7 +171,7 @@ def encode(positions: Sequence[Position]) -> npt.NDArray[np.float32]:
     """The ``(n, INPUTS)`` float32 inputs of each position (see the module docstring).
 
     >>> encode([]).shape
-    (0, 215)
+    (0, 219)
     """
     n = len(positions)
     flat = np.fromiter(itertools.chain.from_iterable(positions), dtype=np.int64, count=26 * n)
@@ -182,7 +198,7 @@ def side_features(boards: npt.NDArray[np.integer]) -> npt.NDArray[np.float32]:
 
     >>> f = side_features(np.array([Position.from_points({6: 2, 8: 1}, {20: 1})]))
     >>> [round(v, 4) for v in f[0].tolist()]
-    [0.32, 0.0329, 0.0, 0.5556, 0.1667, 0.1667, 0.0, 0.0]
+    [0.32, 0.0329, 0.0, 0.5556, 0.1667, 0.1667, 0.0, 0.0, 1.0, 0.1389]
     """
     out = np.empty((boards.shape[0], len(FEATURES)), dtype=np.float32)
     _kernels.side_features_into(np.ascontiguousarray(boards, dtype=np.int64), out)

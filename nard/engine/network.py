@@ -492,6 +492,9 @@ def sanity_check(probs: FloatArray, x: npt.NDArray[np.float32]) -> FloatArray:
     return probs
 
 
+_BEAROFF_CACHE = 200_000
+"""Bear-off answers an evaluator keeps (the cache starts over past this)."""
+
 _Float32Weights = tuple[npt.NDArray[np.float32], ...]
 
 
@@ -535,6 +538,9 @@ class NeuralEvaluator:
         self._contact32 = _float32(self.networks.contact)
         race = self.networks.race
         self._race32 = _float32(race) if race is not None else None
+        # The bear-off database's answers by board: a search meets the same
+        # bear-offs again and again, and each costs a few dozen microseconds.
+        self._bearoff_cache: dict[bytes, tuple[float, float, float, float, float]] = {}
 
     @property
     def network(self) -> Network:
@@ -571,12 +577,20 @@ class NeuralEvaluator:
                     probs[rows] = _forward32(net, x[rows])
         sanity_check(probs, x)
         if self.bearoff is not None:
+            cache = self._bearoff_cache
+            if len(cache) > _BEAROFF_CACHE:
+                cache.clear()
             for i in np.flatnonzero(bearoff_rows(boards)).tolist():
-                probs[i] = self.bearoff.probabilities(Position(boards[i].tolist()))
+                key = boards[i].tobytes()
+                exact = cache.get(key)
+                if exact is None:
+                    exact = self.bearoff.probabilities(Position(boards[i].tolist()))
+                    cache[key] = exact
+                probs[i] = exact
         # A side with every checker off (off input 1) has won: the game is over.
         over = np.flatnonzero(np.maximum(x[:, OFF_INPUT], x[:, OPPONENT_OFF_INPUT]) > _ALL_OFF)
         for i in over.tolist():
-            exact = outcome_probabilities(Position(boards[i].tolist()))
-            if exact is not None:
-                probs[i] = exact
+            outcome = outcome_probabilities(Position(boards[i].tolist()))
+            if outcome is not None:
+                probs[i] = outcome
         return probs

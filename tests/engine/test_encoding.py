@@ -1,8 +1,9 @@
-"""The input encoding, version 2: layout, hand-checked cases, symmetry and a slow reference."""
+"""The input encoding, version 3: layout, hand-checked cases, symmetry and a slow reference."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -93,6 +94,28 @@ def _reference_features(side: Position) -> list[float]:
         prime = max(prime, run)
     their_home = sum(theirs[i] >= 2 for i in range(19, 25))
     ahead = sum(theirs[i] >= 2 for i in range(max(back - 12, 1), back))
+
+    def whole_rolls(blocked: Callable[[int], bool]) -> int:
+        """Rolls a lone checker moves whole, ``blocked(d)``: the point d pips ahead."""
+        count = 0
+        for a in range(1, 7):
+            for b in range(1, 7):
+                if a == b:
+                    count += not any(blocked(a * k) for k in range(1, 5))
+                else:
+                    count += (not blocked(a) or not blocked(b)) and not blocked(a + b)
+        return count
+
+    back_escapes = (
+        whole_rolls(lambda d: d <= 12 and back - d >= 1 and theirs[back - d] >= 2) / 36
+        if back
+        else 1.0
+    )
+
+    def held(i: int) -> Callable[[int], bool]:
+        return lambda d: d <= 12 and i + d <= 24 and mine[i + d] >= 2
+
+    fewest = min(whole_rolls(held(i)) for i in range(1, 11))
     return [
         back / 25,
         break_contact / 152,
@@ -102,6 +125,8 @@ def _reference_features(side: Position) -> list[float]:
         sum(made[1:7]) / 6,
         (their_home / 6) ** 2 if mine[25] else 0.0,
         ahead / 12,
+        back_escapes,
+        1 - fewest / 36,
     ]
 
 
@@ -118,8 +143,8 @@ def _sample(n: int, seed: int) -> list[Position]:
 
 
 def test_version_and_size() -> None:
-    assert ENCODING_VERSION == 2
-    assert INPUTS == 199 + 2 * len(FEATURES) == 215
+    assert ENCODING_VERSION == 3
+    assert INPUTS == 199 + 2 * len(FEATURES) == 219
     assert encode([]).shape == (0, INPUTS)
 
 
@@ -193,6 +218,22 @@ def test_features_on_the_bar() -> None:
     assert f["back"] == 1.0
     assert f["enter_fail"] == np.float32((4 / 6) ** 2)
     assert f["home_points"] == np.float32(1 / 6)
+
+
+def test_escapes_and_containment() -> None:
+    # The side's back checkers behind a full prime right in front of them (the
+    # opponent's points 2-7): they cannot move any roll whole. The prime holds them.
+    primed = Position.from_points({24: 2, 6: 13}, {2: 2, 3: 2, 4: 2, 5: 2, 6: 2, 7: 2, 13: 3})
+    f = dict(zip(FEATURES, side_features(np.array([primed]))[0].tolist(), strict=True))
+    assert f["back_escapes"] == 0.0
+    theirs = side_features(np.array([primed.flip()]))[0]
+    assert theirs[FEATURES.index("containment")] == 1.0
+    # Nothing in front of a lone back checker: every roll moves it whole.
+    free = Position.from_points({24: 1}, {24: 1})
+    assert side_features(np.array([free]))[0][FEATURES.index("back_escapes")] == 1.0
+    # A 5-prime right in front: only 6-6 and 6-x (6 to the open 6th point, then on).
+    five = Position.from_points({24: 1}, {2: 2, 3: 2, 4: 2, 5: 2, 6: 2})
+    assert side_features(np.array([five]))[0][FEATURES.index("back_escapes")] == np.float32(11 / 36)
 
 
 def test_hit_rolls_agree_with_the_move_generator() -> None:
