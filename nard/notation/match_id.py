@@ -165,10 +165,14 @@ class MatchState:
                 raise InvalidMatchStateError(
                     f"a double is offered but the dice {self.dice!r} are already rolled"
                 )
-            if self.turn == self.dice_owner:
+            # The doubler's own turn means a beaver awaits its answer, which gnubg
+            # writes with the cube already doubled on the beaverer's side (money only).
+            beaver = not self.match_length and self.cube_owner == 1 - self.dice_owner
+            if self.turn == self.dice_owner and not beaver:
                 raise InvalidMatchStateError(
                     f"player {self.dice_owner} offers a double, so player {1 - self.dice_owner} "
-                    "must have the turn to answer it"
+                    "must have the turn to answer it (or, in money play, own the cube "
+                    "after a beaver)"
                 )
         length = self.match_length
         if not _is_int(length) or not 0 <= length <= MAX_MATCH_LENGTH:
@@ -288,6 +292,21 @@ class MatchState:
         return base64.b64encode(key.to_bytes(9, "little")).decode("ascii")
 
     # -- views ----------------------------------------------------------------
+    @property
+    def beaver_offered(self) -> bool:
+        """True while a beaver awaits the doubler's answer (raccoon, or play on).
+
+        gnubg writes that moment as a double still offered, with the doubler to
+        decide and the cube, already doubled, owned by the side that beavered:
+
+        >>> state = MatchState.from_match_id("EREAAAAAAAAE")
+        >>> state.beaver_offered, state.cube_value, int(state.cube_owner), state.turn
+        (True, 2, 1, 0)
+        >>> state.match_id()
+        'EREAAAAAAAAE'
+        """
+        return self.double_offered and self.turn == self.dice_owner
+
     def is_money(self) -> bool:
         """True for money play (match length 0)."""
         return self.match_length == 0

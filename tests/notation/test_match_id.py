@@ -115,6 +115,25 @@ def test_turn_defaults_to_who_must_decide() -> None:
     assert MatchState(dice_owner=1, double_offered=True).turn == 0
 
 
+def test_a_pending_beaver_is_the_doublers_turn_with_the_cube_on_the_other_side() -> None:
+    # gnubg's ID after player 1 beavers player 0's double (money, Jacoby off).
+    state = MatchState.from_match_id("EREAAAAAAAAE")
+    assert state.beaver_offered and not MatchState(double_offered=True).beaver_offered
+    assert (state.cube_value, state.cube_owner, state.dice_owner, state.turn) == (
+        2,
+        CubeOwner.PLAYER_1,
+        0,
+        0,
+    )
+    assert state.match_id() == "EREAAAAAAAAE"
+    assert state.swap_players().beaver_offered
+    # Not in match play (no beavers), nor with the cube anywhere else.
+    with pytest.raises(InvalidMatchStateError, match="must have the turn"):
+        dataclasses.replace(state, match_length=5)
+    with pytest.raises(InvalidMatchStateError, match="must have the turn"):
+        dataclasses.replace(state, cube_owner=CubeOwner.CENTRED)
+
+
 def test_dice_are_kept_higher_first() -> None:
     assert MatchState(dice=(2, 5)).dice == (5, 2)
     assert MatchState(dice=(2, 5)) == MatchState(dice=(5, 2))
