@@ -152,10 +152,16 @@ def test_cube_action_is_the_cube_decision_of_the_evaluation() -> None:
             None,
             CubeContext(match_length=7, score=(3, 5), cube=2, owner=CubeOwner.ON_ROLL),
         ):
-            decision = engine.cube_action(pos, ctx)
+            decision = engine.cube_analysis(pos, ctx)[2]
             assert isinstance(decision, CubeDecision)
             probs, _ = engine.evaluate(pos)
             assert decision == cube_decision(probs, ctx, position=pos)
+            played = engine.cube_action(pos, ctx)
+            assert played.double == decision.double
+            margin = engine.settings.take_margin if ctx is None else 0.0
+            assert played.take == (
+                decision.take and decision.double_take <= decision.double_pass - margin
+            )
     dead = CubeContext(match_length=5, score=(4, 2))
     assert engine.cube_action(MIDGAME, dead).action.startswith("Never double")
 
