@@ -359,6 +359,25 @@ def _push(out: Any, keys: Any, count: int, start: int, b: Any, dedup: bool) -> i
 _push_c = _jit(_push)
 
 
+def _push_moves(b: Any, d: int, out: Any, keys: Any, count: int, start: int) -> int:
+    """Push the board after each legal move of one die ``d`` (no duplicates
+    since ``start``); the new count, or -1 when ``out`` is full."""
+    outside = _outside_c(b)
+    for s in range(25, 0, -1):
+        t = _can_move_c(b, s, d, outside)
+        if t < 0:
+            continue
+        hit = _apply_c(b, s, t)
+        count = _push_c(out, keys, count, start, b, True)
+        _undo_c(b, s, t, hit)
+        if count < 0:
+            return -1
+    return count
+
+
+_push_moves_c = _jit(_push_moves)
+
+
 def _non_doubles(b: Any, hi: int, lo: int, out: Any, keys: Any, count: int) -> int:
     start = count
     for order in range(2):
@@ -370,34 +389,16 @@ def _non_doubles(b: Any, hi: int, lo: int, out: Any, keys: Any, count: int) -> i
             if t1 < 0:
                 continue
             hit1 = _apply_c(b, s1, t1)
-            outside1 = _outside_c(b)
-            for s2 in range(25, 0, -1):
-                t2 = _can_move_c(b, s2, c, outside1)
-                if t2 < 0:
-                    continue
-                hit2 = _apply_c(b, s2, t2)
-                count = _push_c(out, keys, count, start, b, True)
-                _undo_c(b, s2, t2, hit2)
-                if count < 0:
-                    _undo_c(b, s1, t1, hit1)
-                    return -1
+            count = _push_moves_c(b, c, out, keys, count, start)
             _undo_c(b, s1, t1, hit1)
+            if count < 0:
+                return -1
     if count > start:
         return count
     # Only one die can be played: the larger one if it can be.
-    for d in (hi, lo):
-        outside0 = _outside_c(b)
-        for s in range(25, 0, -1):
-            t = _can_move_c(b, s, d, outside0)
-            if t < 0:
-                continue
-            hit = _apply_c(b, s, t)
-            count = _push_c(out, keys, count, start, b, True)
-            _undo_c(b, s, t, hit)
-            if count < 0:
-                return -1
-        if count > start:
-            break
+    count = _push_moves_c(b, hi, out, keys, count, start)
+    if count == start:
+        count = _push_moves_c(b, lo, out, keys, count, start)
     return count
 
 
