@@ -188,6 +188,21 @@ def _units(n: int, out: Any, col: int) -> None:
 _units_c = _jit(_units)
 
 
+def _is_race(b: Any) -> bool:
+    """No checker of the side on roll is behind (at a higher index than) one of
+    the opponent's: no contact left."""
+    seen_theirs = False
+    for i in range(26):
+        if b[i] < 0:
+            seen_theirs = True
+        elif b[i] > 0 and seen_theirs:
+            return False
+    return True
+
+
+_is_race_c = _jit(_is_race)
+
+
 def _encode_into(boards: Any, x: Any) -> None:
     for r in range(boards.shape[0]):
         b = boards[r]
@@ -196,18 +211,14 @@ def _encode_into(boards: Any, x: Any) -> None:
         theirs_left = 0
         mine_pips = 0
         theirs_pips = 0
-        seen_theirs = 0
-        contact = 0
         for i in range(26):
             c = b[i]
             if c > 0:
                 mine_left += c
                 mine_pips += c * i
-                contact += c * seen_theirs
             elif c < 0:
                 theirs_left -= c
                 theirs_pips -= c * (25 - i)
-                seen_theirs -= c
         for p in range(1, 25):
             c = b[p]
             _units_c(c if c > 0 else 0, row, 4 * (p - 1))
@@ -221,7 +232,7 @@ def _encode_into(boards: Any, x: Any) -> None:
         row[195] = theirs_bar / 2.0
         row[196] = (_CHECKERS - theirs_left) / float(_CHECKERS)
         row[197] = theirs_pips / _START_PIPS
-        row[198] = 1.0 if contact == 0 else 0.0
+        row[198] = 1.0 if _is_race_c(b) else 0.0
         _features_c(b, 1, row, 199)
         _features_c(b, -1, row, 199 + _FEATURES)
 
@@ -239,16 +250,7 @@ side_features_into = _jit(_side_features_into)
 
 def _race_flags_into(boards: Any, out: Any) -> None:
     for r in range(boards.shape[0]):
-        b = boards[r]
-        seen_theirs = 0
-        contact = 0
-        for i in range(26):
-            c = b[i]
-            if c > 0:
-                contact += c * seen_theirs
-            elif c < 0:
-                seen_theirs -= c
-        out[r] = contact == 0
+        out[r] = _is_race_c(boards[r])
 
 
 race_flags_into = _jit(_race_flags_into)

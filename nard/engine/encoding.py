@@ -189,7 +189,7 @@ def encode_boards(boards: npt.NDArray[np.integer]) -> npt.NDArray[np.float32]:
 
 
 def side_features(boards: npt.NDArray[np.integer]) -> npt.NDArray[np.float32]:
-    """The ``(n, 8)`` :data:`FEATURES` of the side whose checkers are positive in
+    """The ``(n, 10)`` :data:`FEATURES` of the side whose checkers are positive in
     ``boards`` (its points 1-24, its bar at 25, the opponent's bar at 0).
 
     Two checkers on the 6-point and one on the 8-point against a blot on the

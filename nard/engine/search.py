@@ -306,9 +306,7 @@ def evaluate_ply(positions: Sequence[Position], evaluator: Evaluator, plies: int
     >>> evaluate_ply([won], FakeEvaluator(), 2).tolist()
     [[1.0, 1.0, 0.0, 0.0, 0.0]]
     """
-    if plies < 0:
-        raise ValueError(f"plies must be >= 0, not {plies!r}")
-    return _Search(evaluator).evaluate(list(positions), plies)
+    return evaluate_ply_boards(boards_of(list(positions)), evaluator, plies)
 
 
 def evaluate_ply_boards(boards: Boards, evaluator: Evaluator, plies: int) -> Probabilities:
