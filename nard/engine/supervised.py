@@ -336,9 +336,20 @@ def add_label_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weights", required=True, help="networks that play and label")
     parser.add_argument("--games", type=int, required=True, help="self-play games")
     parser.add_argument("--plies", type=int, default=1, help="search depth of the labels")
+    parser.add_argument(
+        "--playout",
+        type=float,
+        metavar="LAM",
+        help="label every turn of the games by its luck-corrected outcome at lambda LAM "
+        "(nard.engine.playout) instead of by search",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="processes")
-    parser.add_argument("--random-play", type=float, default=0.05)
+    parser.add_argument(
+        "--random-play",
+        type=float,
+        help="share of random plays (default 0.05; 0.02 with --playout)",
+    )
 
 
 def run_label(args: argparse.Namespace, out: Any = None) -> int:
@@ -346,15 +357,29 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
     stream = sys.stderr if out is None else out
     if args.games < 1 or args.plies < 0 or args.jobs < 1:
         raise DatasetError("--games and --jobs must be positive, --plies at least 0")
+    if args.playout is not None and not 0.0 <= args.playout <= 1.0:
+        raise DatasetError(f"--playout takes a lambda in [0, 1], not {args.playout}")
+    if args.random_play is not None and not 0.0 <= args.random_play <= 1.0:
+        raise DatasetError(f"--random-play takes a share in [0, 1], not {args.random_play}")
     t = time.perf_counter()
-    dataset = make_dataset(
-        args.weights, args.games, args.plies, args.seed, args.jobs, args.random_play
-    )
+    if args.playout is None:
+        random_play = 0.05 if args.random_play is None else args.random_play
+        dataset = make_dataset(
+            args.weights, args.games, args.plies, args.seed, args.jobs, random_play
+        )
+        how = f"at {args.plies}-ply"
+    else:
+        from nard.engine.playout import play_games_with, playout_dataset
+
+        random_play = 0.02 if args.random_play is None else args.random_play
+        played = play_games_with(args.weights, args.games, args.seed, args.jobs, random_play)
+        dataset = playout_dataset(played, args.playout)
+        how = f"by playout at lambda {args.playout}"
     save_dataset(dataset, args.dataset)
     secs = time.perf_counter() - t
     stream.write(
         f"{len(dataset)} positions ({int(dataset.is_race().sum())} races) from {args.games} "
-        f"games, labelled at {args.plies}-ply in {secs:.0f} s: {args.dataset}\n"
+        f"games, labelled {how} in {secs:.0f} s: {args.dataset}\n"
     )
     return 0
 

@@ -12,6 +12,7 @@ import pytest
 
 from nard.core.position import Position
 from nard.engine.encoding import encode_boards
+from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.evaluator import FakeEvaluator
 from nard.engine.network import Network, Networks, NeuralEvaluator
 from nard.engine.search import evaluate_ply
@@ -108,6 +109,7 @@ def test_label_and_fit_commands(tmp_path: Path) -> None:
         seed=3,
         jobs=1,
         random_play=0.1,
+        playout=None,
     )
     assert run_label(args, out) == 0
     assert "positions" in out.getvalue()
@@ -133,3 +135,25 @@ def test_label_and_fit_commands(tmp_path: Path) -> None:
     bad = argparse.Namespace(**{**vars(fit_args), "classes": ["crashed"]})
     with pytest.raises(DatasetError, match="crashed"):
         run_fit(bad, out)
+
+
+def test_label_command_by_playout(tmp_path: Path) -> None:
+    out = io.StringIO()
+    dataset = tmp_path / "p.npz"
+    args = argparse.Namespace(
+        dataset=str(dataset),
+        weights=str(DEFAULT_WEIGHTS),
+        games=2,
+        plies=1,
+        seed=5,
+        jobs=1,
+        random_play=None,
+        playout=0.9,
+    )
+    assert run_label(args, out) == 0
+    assert "by playout at lambda 0.9" in out.getvalue()
+    made = load_dataset(dataset)
+    assert made.info["lam"] == 0.9 and made.info["random_play"] == 0.02
+    assert len(made) > 40
+    with pytest.raises(DatasetError, match="lambda"):
+        run_label(argparse.Namespace(**{**vars(args), "playout": 2.0}), out)
