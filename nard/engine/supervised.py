@@ -285,8 +285,9 @@ def fit(
 
     def forward(xb: npt.NDArray[np.float32]) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
         w1, b1, w2, b2 = params
-        h = 1.0 / (1.0 + np.exp(-(xb @ w1 + b1)))
-        y = 1.0 / (1.0 + np.exp(-(h @ w2 + b2)))
+        with np.errstate(over="ignore"):  # exp(-z) overflows to inf: the sigmoid is 0
+            h = 1.0 / (1.0 + np.exp(-(xb @ w1 + b1)))
+            y = 1.0 / (1.0 + np.exp(-(h @ w2 + b2)))
         return h, y
 
     for epoch in range(epochs):

@@ -1,0 +1,164 @@
+"""Benchmark: checker-play decisions judged by GNU Backgammon's deeper search.
+
+A position benchmark, far less noisy than games: a fixed sample of positions
+from nard's self-play, each with a seeded roll that leaves a choice, is put to
+every player; the play each one picks is judged by gnubg's cubeless n-ply
+evaluation of the resulting position (2-ply by default, which is much
+stronger than any player here at 0-ply). For every player it prints the mean
+equity it gives up per decision against the best of the plays the players
+picked (x1000, "millipoints"), by class of position, and each player's
+difference from the first one with a 95% confidence interval.
+
+Classes: ``race`` (no contact), ``straggler`` (contact, and one side has 1-3
+checkers in the other's home board or on the bar while the other side has
+none back: the positions where nard was found biased), ``contact`` (the rest).
+
+    python bench/decisions.py --players expert expert@PATH gnubg --positions 2000
+
+gnubg is the judge of a benchmark, never a source of training targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from strength import GNUBG, PLAYERS, Z_95, make_player, start_gnubg_script
+
+from nard.core.dice import ALL_ROLLS
+from nard.core.position import Position
+from nard.engine.bearoff import is_bearoff
+from nard.engine.encoding import race_flags
+from nard.engine.engine import DEFAULT_WEIGHTS
+from nard.engine.network import NeuralEvaluator
+from nard.engine.playout import play_games
+
+# gnubg evaluates one position ID per line, side on roll, cubeless at PLIES.
+_JUDGE_SCRIPT = r"""
+import sys
+import gnubg
+ci = gnubg.cubeinfo(1, -1, 0, 0, (0, 0), 0, 0)
+ctx = {'cubeful': 0, 'plies': PLIES, 'deterministic': 1, 'noise': 0.0}
+print('NARD:ready', flush=True)
+for line in sys.stdin:
+    r = gnubg.evaluate(gnubg.positionfromid(line.strip()), ci, ctx)
+    print('NARD:%r' % (r[5],), flush=True)
+"""
+
+
+class Judge:
+    """gnubg's cubeless equity of positions (side on roll) at ``plies``, cached."""
+
+    def __init__(self, plies: int) -> None:
+        if not Path(GNUBG).exists():
+            sys.exit(f"decisions.py: GNU Backgammon not found at {GNUBG} (apt-get install gnubg)")
+        self._dir, self._proc = start_gnubg_script(_JUDGE_SCRIPT.replace("PLIES", str(plies)))
+        self._answer()
+        self._cache: dict[str, float] = {}
+
+    def _answer(self) -> str:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            if line.startswith("NARD:"):
+                return line[5:].strip()
+        raise RuntimeError("gnubg exited without answering")
+
+    def equity(self, position: Position) -> float:
+        if position.is_game_over():
+            return float(position.outcome())
+        key = position.position_id()
+        if key not in self._cache:
+            assert self._proc.stdin is not None
+            self._proc.stdin.write(key + "\n")
+            self._proc.stdin.flush()
+            self._cache[key] = float(self._answer())
+        return self._cache[key]
+
+
+def classify(position: Position) -> str:
+    """``race``, ``straggler`` or ``contact`` (module docstring)."""
+    board = np.array([list(position)], dtype=np.int64)
+    if bool(race_flags(board)[0]):
+        return "race"
+    mine_back = sum(max(position[p], 0) for p in range(19, 26))
+    theirs_back = sum(max(-position[p], 0) for p in range(0, 7))
+    if (1 <= mine_back <= 3 and theirs_back == 0) or (1 <= theirs_back <= 3 and mine_back == 0):
+        return "straggler"
+    return "contact"
+
+
+def sample_decisions(count: int, seed: int) -> list[tuple[Position, tuple[int, int]]]:
+    """``count`` (position, roll) pairs with at least two distinct plays, from self-play of
+    the shipped networks (pure bear-offs, exact in the database, left out)."""
+    rng = np.random.default_rng(seed)
+    games = play_games(NeuralEvaluator.load(DEFAULT_WEIGHTS), max(20, count // 20), seed=seed)
+    order = rng.permutation(len(games))
+    out: list[tuple[Position, tuple[int, int]]] = []
+    for i in order.tolist():
+        position = Position(tuple(int(c) for c in games.boards[i]))
+        if is_bearoff(position) or position == Position():
+            continue
+        roll = ALL_ROLLS[int(rng.integers(len(ALL_ROLLS)))]
+        if len(position.legal_plays(roll)) < 2:
+            continue
+        out.append((position, roll))
+        if len(out) == count:
+            break
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--players", nargs="+", default=["expert", "gnubg"])
+    parser.add_argument("--positions", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--judge-plies", type=int, default=2)
+    args = parser.parse_args(argv)
+    for name in args.players:
+        level, at, weights = name.partition("@")
+        if name not in PLAYERS and not (at and level in ("expert", "world-class") and weights):
+            parser.error(f"unknown player {name!r}")
+    t0 = time.perf_counter()
+    decisions = sample_decisions(args.positions, args.seed)
+    players = [make_player(name, args.seed) for name in args.players]
+    judge = Judge(args.judge_plies)
+    losses: dict[str, list[list[float]]] = defaultdict(list)  # class -> per decision
+    for position, roll in decisions:
+        values = []
+        for player in players:
+            play = player.choose_play(position, roll)
+            assert play is not None
+            values.append(-judge.equity(play.result))
+        best = max(values)
+        losses[classify(position)].append([best - v for v in values])
+    secs = time.perf_counter() - t0
+    print(
+        f"{len(decisions)} decisions (seed {args.seed}), judged by gnubg {args.judge_plies}-ply "
+        f"cubeless; equity given up per decision against the best play picked, x1000"
+    )
+    header = f"{'class':<10} {'count':>6} " + " ".join(f"{n[-24:]:>24}" for n in args.players)
+    print(header)
+    everything = [row for rows in losses.values() for row in rows]
+    for name, rows in [*sorted(losses.items()), ("all", everything)]:
+        data = np.array(rows)
+        cells = " ".join(f"{1000 * data[:, j].mean():>24.1f}" for j in range(len(players)))
+        print(f"{name:<10} {len(rows):>6} {cells}")
+    data = np.array(everything)
+    for j in range(1, len(players)):
+        diff = data[:, j] - data[:, 0]
+        half = Z_95 * diff.std(ddof=1) / math.sqrt(len(diff))
+        print(
+            f"{args.players[j]} - {args.players[0]}: {1000 * diff.mean():+.1f} ± {1000 * half:.1f} "
+            f"per decision; differs in {100 * float((diff != 0).mean()):.0f}% of decisions"
+        )
+    print(f"{secs:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
