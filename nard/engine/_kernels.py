@@ -491,19 +491,19 @@ expand = _jit(_expand)
 # -- the networks' forward pass ------------------------------------------------------------
 
 
-def _forward_into(x: Any, w1: Any, b1: Any, w2: Any, b2: Any, out: Any) -> None:
+def _forward_into(x: Any, w1: Any, b1: Any, w2t: Any, b2: Any, out: Any) -> None:
     """One hidden layer of sigmoids, sigmoid outputs, float32, for each row of ``x``.
 
     The first layer adds up the weight rows of the non-zero inputs only: most
     of a board's raw units are zero, so this does a fifth of a dense product's
     work and needs no BLAS call (whose threads cost more than they save on the
-    few dozen positions of a decision).
+    few dozen positions of a decision). ``w2t`` is the output layer transposed,
+    ``(outputs, hidden)``, so that each output is one contiguous dot product.
     """
     hidden = b1.shape[0]
     outputs = b2.shape[0]
     inputs = x.shape[1]
     h = np.empty(hidden, dtype=np.float32)
-    z = np.empty(outputs, dtype=np.float32)
     for r in range(x.shape[0]):
         for j in range(hidden):
             h[j] = b1[j]
@@ -512,14 +512,13 @@ def _forward_into(x: Any, w1: Any, b1: Any, w2: Any, b2: Any, out: Any) -> None:
             if v != 0.0:
                 for j in range(hidden):
                     h[j] += v * w1[i, j]
-        for k in range(outputs):
-            z[k] = b2[k]
         for j in range(hidden):
-            a = np.float32(1.0) / (np.float32(1.0) + np.exp(-h[j]))
-            for k in range(outputs):
-                z[k] += a * w2[j, k]
+            h[j] = np.float32(1.0) / (np.float32(1.0) + np.exp(-h[j]))
         for k in range(outputs):
-            out[r, k] = 1.0 / (1.0 + np.exp(-z[k]))
+            s = b2[k]
+            for j in range(hidden):
+                s += h[j] * w2t[k, j]
+            out[r, k] = 1.0 / (1.0 + np.exp(-s))
 
 
 forward_into = numba.njit(cache=True, nogil=True, fastmath=True)(_forward_into)
@@ -549,7 +548,7 @@ def compile_all() -> None:
         x,
         w1,
         np.zeros(1, dtype=np.float32),
-        np.zeros((1, 5), dtype=np.float32),
+        np.zeros((5, 1), dtype=np.float32),
         np.zeros(5, dtype=np.float32),
         np.empty((1, 5), dtype=np.float64),
     )

@@ -499,14 +499,17 @@ _Float32Weights = tuple[npt.NDArray[np.float32], ...]
 
 
 def _float32(net: Network) -> _Float32Weights:
-    return tuple(np.ascontiguousarray(p, dtype=np.float32) for p in net.parameters())
+    """The parameters as the compiled forward pass takes them: float32, contiguous,
+    the output layer transposed."""
+    w1, b1, w2, b2 = net.parameters()
+    return tuple(np.ascontiguousarray(p, dtype=np.float32) for p in (w1, b1, w2.T, b2))
 
 
 def _forward32(weights: _Float32Weights, x: npt.NDArray[np.float32]) -> FloatArray:
     """:meth:`Network.forward` in float32, compiled (:mod:`nard.engine._kernels`), as float64."""
-    w1, b1, w2, b2 = weights
+    w1, b1, w2t, b2 = weights
     out: FloatArray = np.empty((x.shape[0], b2.shape[0]), dtype=np.float64)
-    _kernels.forward_into(np.ascontiguousarray(x), w1, b1, w2, b2, out)
+    _kernels.forward_into(np.ascontiguousarray(x), w1, b1, w2t, b2, out)
     return out
 
 
