@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from strength import GNUBG, Z_95, pair_seed, start_gnubg_script
+from strength import GNUBG, Z_95, gnubg_answer, pair_seed, start_gnubg_script
 
 from nard.core.position import Play, Position
 from nard.engine.cube import CubeContext, CubeOwner
@@ -322,11 +322,7 @@ class GnubgCubePlayer:
         self._dir.cleanup()
 
     def _read(self) -> str:
-        assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            if line.startswith("NARD:"):
-                return line[5:].strip()
-        raise RuntimeError("gnubg exited without answering")
+        return gnubg_answer(self._proc)
 
     def ask(self, *fields: object) -> str:
         """Send one query and return gnubg's answer; an error in gnubg raises here."""

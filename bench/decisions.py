@@ -28,7 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from strength import GNUBG, PLAYERS, Z_95, make_player, start_gnubg_script
+from strength import GNUBG, PLAYERS, Z_95, gnubg_answer, make_player, start_gnubg_script
 
 from nard.core.dice import ALL_ROLLS
 from nard.core.position import Position
@@ -62,11 +62,7 @@ class Judge:
         self._cache: dict[str, float] = {}
 
     def _answer(self) -> str:
-        assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            if line.startswith("NARD:"):
-                return line[5:].strip()
-        raise RuntimeError("gnubg exited without answering")
+        return gnubg_answer(self._proc)
 
     def equity(self, position: Position) -> float:
         if position.is_game_over():

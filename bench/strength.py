@@ -90,6 +90,15 @@ def start_gnubg_script(
     return folder, proc
 
 
+def gnubg_answer(proc: subprocess.Popen[str]) -> str:
+    """The next ``NARD:``-prefixed line a gnubg script printed, without the prefix."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("NARD:"):
+            return line[5:].strip()
+    raise RuntimeError("gnubg exited without answering")
+
+
 class GnubgPlayer:
     """GNU Backgammon at 0-ply (cubeless chequer play) in a child gnubg process."""
 
@@ -102,11 +111,7 @@ class GnubgPlayer:
         self._answer()  # wait for "ready"
 
     def _answer(self) -> str:
-        assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            if line.startswith("NARD:"):
-                return line[5:].strip()
-        raise RuntimeError("gnubg exited without answering")
+        return gnubg_answer(self._proc)
 
     def choose_play(self, position: Position, dice: Sequence[int]) -> Play | None:
         """gnubg's best 0-ply play, mapped back onto nard's legal plays."""

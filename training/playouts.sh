@@ -6,7 +6,8 @@
 #
 #   training/playouts.sh V3.npz [WORKDIR]
 #
-# About 45 minutes on this 2-core machine (two label processes at a time).
+# About an hour on this 2-core machine (two label processes at a time; V3's games
+# are played twice, once per lambda, since `nard label` keeps only the labels).
 set -euo pipefail
 start=$1 work=${2:-training/work}
 nard=${NARD:-.venv/bin/nard}
@@ -40,3 +41,8 @@ label "$work/P.npz" pq 0.7 111 112 113 121 122 123
 # output weight), 30 epochs.
 "$nard" fit "$work/T.npz" --data "$work"/pv3-l0.7-*.npz "$work"/pq-l0.7-*.npz \
     --init "$work/Q.npz" --hidden 256 --epochs 30 --learning-rate 0.003
+# Generation 3 (shipped as nard-net.npz): T's games, pooled with all the above,
+# 20 epochs from T.
+label "$work/T.npz" pt 0.7 211 212 221 222
+"$nard" fit "$work/U.npz" --data "$work"/pv3-l0.7-*.npz "$work"/pq-l0.7-*.npz \
+    "$work"/pt-l0.7-*.npz --init "$work/T.npz" --hidden 256 --epochs 20 --learning-rate 0.002

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import json
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,7 +65,7 @@ from nard.engine.evaluator import (
 )
 from nard.engine.network import NeuralEvaluator, WeightsError, read_npz, write_npz_atomic
 from nard.engine.search import ROLL_COUNTS, _best_in_groups, children
-from nard.engine.supervised import Dataset, DatasetError
+from nard.engine.supervised import Dataset, DatasetError, map_game_chunks
 
 __all__ = [
     "GAMES_FORMAT",
@@ -216,7 +215,7 @@ def play_games(
     )
 
 
-def _work(args: tuple[str, int, int, float]) -> PlayedGames:
+def _work(args: tuple[Any, ...]) -> PlayedGames:
     weights, games, seed, random_play = args
     return play_games(NeuralEvaluator.load(weights), games, seed, random_play)
 
@@ -231,16 +230,7 @@ def play_games_with(
 ) -> PlayedGames:
     """:func:`play_games` of the networks at ``weights``, in chunks of ``chunk`` games
     over ``jobs`` processes (chunk ``i`` seeded ``seed * 1_000_003 + i``)."""
-    NeuralEvaluator.load(weights)
-    tasks = [
-        (str(weights), min(chunk, games - start), seed * 1_000_003 + i, random_play)
-        for i, start in enumerate(range(0, games, chunk))
-    ]
-    if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
-            parts = list(pool.map(_work, tasks))
-    else:
-        parts = [_work(t) for t in tasks]
+    parts = map_game_chunks(_work, weights, games, seed, jobs, chunk, random_play)
     info = {
         "weights": Path(weights).name,
         "games": games,

@@ -38,10 +38,11 @@ import math
 import random
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -152,8 +153,35 @@ def label_positions(boards: Boards, evaluator: Evaluator, plies: int) -> npt.NDA
     return out
 
 
-def _work(args: tuple[str, int, int, int, float]) -> tuple[Boards, npt.NDArray[np.float32]]:
-    weights, games, plies, seed, random_play = args
+_T = TypeVar("_T")
+
+
+def map_game_chunks(
+    work: Callable[[tuple[Any, ...]], _T],
+    weights: str | Path,
+    games: int,
+    seed: int,
+    jobs: int,
+    chunk: int,
+    *extra: Any,
+) -> list[_T]:
+    """``work((weights, n, chunk_seed, *extra))`` for each chunk of at most ``chunk`` of
+    ``games`` games, over ``jobs`` processes; chunk ``i`` is seeded
+    ``seed * 1_000_003 + i``, so results do not depend on ``jobs``. The weights are
+    loaded once first, to fail early with their own error."""
+    NeuralEvaluator.load(weights)
+    tasks = [
+        (str(weights), min(chunk, games - start), seed * 1_000_003 + i, *extra)
+        for i, start in enumerate(range(0, games, chunk))
+    ]
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            return list(pool.map(work, tasks))
+    return [work(t) for t in tasks]
+
+
+def _work(args: tuple[Any, ...]) -> tuple[Boards, npt.NDArray[np.float32]]:
+    weights, games, seed, plies, random_play = args
     evaluator = NeuralEvaluator.load(weights)
     boards = collect_positions(evaluator, games, random.Random(seed), random_play)
     return boards, label_positions(boards, evaluator, plies)
@@ -172,16 +200,7 @@ def make_dataset(
     labelled at ``plies``; the work split in chunks of ``chunk`` games over
     ``jobs`` processes (chunk ``i`` seeded ``seed * 1_000_003 + i``, so the result
     does not depend on ``jobs``)."""
-    NeuralEvaluator.load(weights)  # fail early, with the weights' own error
-    tasks = [
-        (str(weights), min(chunk, games - start), plies, seed * 1_000_003 + i, random_play)
-        for i, start in enumerate(range(0, games, chunk))
-    ]
-    if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
-            parts = list(pool.map(_work, tasks))
-    else:
-        parts = [_work(t) for t in tasks]
+    parts = map_game_chunks(_work, weights, games, seed, jobs, chunk, plies, random_play)
     boards = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 26), np.int8)
     targets = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 5), np.float32)
     info = {
