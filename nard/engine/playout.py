@@ -63,9 +63,9 @@ from nard.engine.evaluator import (
     evaluate_boards,
     flip_probabilities,
 )
-from nard.engine.network import NeuralEvaluator, WeightsError, read_npz, write_npz_atomic
+from nard.engine.network import NeuralEvaluator, write_npz_atomic
 from nard.engine.search import ROLL_COUNTS, _best_in_groups, children
-from nard.engine.supervised import Dataset, DatasetError, map_game_chunks
+from nard.engine.supervised import Dataset, map_game_chunks, read_checked_npz
 
 __all__ = [
     "GAMES_FORMAT",
@@ -133,6 +133,7 @@ def _play_batch(
     batch: int,
     start: Position,
     max_turns: int,
+    info: dict[str, Any],
 ) -> PlayedGames:
     """``games`` games from ``start``, ``batch`` of them advanced together (one
     evaluator call per turn)."""
@@ -151,7 +152,7 @@ def _play_batch(
         n = len(turns)
         kids, lengths = children(boards)
         probs = evaluate_boards(evaluator, kids)
-        best = _best_in_groups(cubeless_equity(probs), lengths)
+        best = _best_in_groups(cubeless_equity(probs), lengths).reshape(n, len(ALL_ROLLS))
         mover = flip_probabilities(probs[best]).reshape(n, len(ALL_ROLLS), NUM_OUTPUTS)
         starts = (np.cumsum(lengths) - lengths).reshape(n, len(ALL_ROLLS))
         counts = lengths.reshape(n, len(ALL_ROLLS))
@@ -161,7 +162,7 @@ def _play_batch(
         for g in range(n):
             opening = from_opening and not turns[g]
             roll = int(rng.choice(len(ALL_ROLLS), p=_OPENING_WEIGHTS if opening else _ROLL_WEIGHTS))
-            k = int(best.reshape(n, len(ALL_ROLLS))[g, roll])
+            k = int(best[g, roll])
             randomised = bool(counts[g, roll] > 1 and rng.random() < random_play)
             if randomised:
                 k = int(starts[g, roll] + rng.integers(counts[g, roll]))
@@ -184,7 +185,7 @@ def _play_batch(
         np.array([r[2] for r in rows], dtype=np.float32).reshape(-1, NUM_OUTPUTS),
         np.array([r[3] for r in rows], dtype=bool),
         last,
-        {},
+        info,
     )
 
 
@@ -208,10 +209,9 @@ def play_games(
     if games < 0 or not 0.0 <= random_play <= 1.0 or batch < 1:
         raise ValueError("games >= 0, random_play in [0, 1] and batch >= 1 are required")
     rng = np.random.default_rng(seed)
-    played = _play_batch(evaluator, games, rng, random_play, batch, start or Position(), max_turns)
     info = {"games": games, "seed": seed, "random_play": random_play}
-    return PlayedGames(
-        played.boards, played.baseline, played.chosen, played.random, played.last, info
+    return _play_batch(
+        evaluator, games, rng, random_play, batch, start or Position(), max_turns, info
     )
 
 
@@ -264,29 +264,23 @@ def save_games(games: PlayedGames, path: str | Path) -> None:
     )
 
 
+_GAMES_ARRAYS = ("boards", "baseline", "chosen", "random", "last", "info")
+
+
+def _games_problem(arrays: dict[str, npt.NDArray[Any]]) -> str:
+    n = arrays["boards"].shape[0]
+    shapes = [arrays[k].shape for k in _GAMES_ARRAYS[:5]]
+    if shapes != [(n, 26), (n, NUM_OUTPUTS), (n, NUM_OUTPUTS), (n,), (n,)]:
+        return f"shapes {shapes}"
+    if n and not arrays["last"][-1]:
+        return "the last game does not end"
+    return ""
+
+
 def load_games(path: str | Path) -> PlayedGames:
     """Read a file of :func:`save_games`; :class:`DatasetError` naming the file when it
     is not one."""
-    try:
-        arrays = read_npz(path)
-    except WeightsError as exc:
-        raise DatasetError(f"games file {str(path)!r} cannot be read: {exc}") from None
-    tag = arrays.get("format")
-    names = ("boards", "baseline", "chosen", "random", "last", "info")
-    problem = ""
-    if tag is None or tag.shape != () or str(tag) != GAMES_FORMAT:
-        problem = f"format {None if tag is None else tag.tolist()!r}, expected {GAMES_FORMAT!r}"
-    elif any(k not in arrays for k in names):
-        problem = "missing arrays"
-    else:
-        n = arrays["boards"].shape[0]
-        shapes = [arrays[k].shape for k in names[:5]]
-        if shapes != [(n, 26), (n, NUM_OUTPUTS), (n, NUM_OUTPUTS), (n,), (n,)]:
-            problem = f"shapes {shapes}"
-        elif n and not arrays["last"][-1]:
-            problem = "the last game does not end"
-    if problem:
-        raise DatasetError(f"games file {str(path)!r} is corrupt or not one ({problem})")
+    arrays = read_checked_npz(path, "games file", GAMES_FORMAT, _GAMES_ARRAYS, _games_problem)
     return PlayedGames(
         arrays["boards"].astype(np.int8),
         arrays["baseline"].astype(np.float32),

@@ -227,26 +227,45 @@ def save_dataset(dataset: Dataset, path: str | Path) -> None:
     )
 
 
-def load_dataset(path: str | Path) -> Dataset:
-    """Read a dataset file; :class:`DatasetError` naming the file when it is not one."""
+def read_checked_npz(
+    path: str | Path,
+    what: str,
+    tag: str,
+    names: tuple[str, ...],
+    problem_of: Callable[[dict[str, npt.NDArray[Any]]], str],
+) -> dict[str, npt.NDArray[Any]]:
+    """The arrays of a ``what`` file (format ``tag``, arrays ``names``), or a
+    :class:`DatasetError` naming the file and its problem: unreadable, another
+    format, arrays missing, or what ``problem_of`` finds ("" when nothing)."""
     try:
         arrays = read_npz(path)
     except WeightsError as exc:
-        raise DatasetError(f"dataset {str(path)!r} cannot be read: {exc}") from None
-    tag = arrays.get("format")
-    problem = ""
-    if tag is None or tag.shape != () or str(tag) != DATASET_FORMAT:
-        problem = f"format {None if tag is None else tag.tolist()!r}, expected {DATASET_FORMAT!r}"
-    elif any(k not in arrays for k in ("boards", "targets", "info")):
+        raise DatasetError(f"{what} {str(path)!r} cannot be read: {exc}") from None
+    found = arrays.get("format")
+    if found is None or found.shape != () or str(found) != tag:
+        problem = f"format {None if found is None else found.tolist()!r}, expected {tag!r}"
+    elif any(k not in arrays for k in names):
         problem = "missing arrays"
     else:
-        b, t = arrays["boards"], arrays["targets"]
-        if b.ndim != 2 or b.shape[1] != 26 or t.shape != (b.shape[0], NUM_OUTPUTS):
-            problem = f"shapes {b.shape} and {t.shape}"
-        elif not np.isfinite(t).all() or t.min() < 0.0 or t.max() > 1.0:
-            problem = "targets outside [0, 1]"
+        problem = problem_of(arrays)
     if problem:
-        raise DatasetError(f"dataset {str(path)!r} is corrupt or not a dataset ({problem})")
+        raise DatasetError(f"{what} {str(path)!r} is corrupt or not a {what} ({problem})")
+    return arrays
+
+
+def _dataset_problem(arrays: dict[str, npt.NDArray[Any]]) -> str:
+    b, t = arrays["boards"], arrays["targets"]
+    if b.ndim != 2 or b.shape[1] != 26 or t.shape != (b.shape[0], NUM_OUTPUTS):
+        return f"shapes {b.shape} and {t.shape}"
+    if not np.isfinite(t).all() or t.min() < 0.0 or t.max() > 1.0:
+        return "targets outside [0, 1]"
+    return ""
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Read a dataset file; :class:`DatasetError` naming the file when it is not one."""
+    names = ("boards", "targets", "info")
+    arrays = read_checked_npz(path, "dataset", DATASET_FORMAT, names, _dataset_problem)
     return Dataset(
         arrays["boards"].astype(np.int8),
         arrays["targets"].astype(np.float32),
