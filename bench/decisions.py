@@ -28,7 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from strength import GNUBG, PLAYERS, Z_95, gnubg_answer, make_player, start_gnubg_script
+from strength import GNUBG, Z_95, gnubg_answer, make_player, player_name, start_gnubg_script
 
 from nard.core.dice import ALL_ROLLS
 from nard.core.position import Position
@@ -110,15 +110,11 @@ def sample_decisions(count: int, seed: int) -> list[tuple[Position, tuple[int, i
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--players", nargs="+", default=["expert", "gnubg"])
+    parser.add_argument("--players", nargs="+", type=player_name, default=["expert", "gnubg"])
     parser.add_argument("--positions", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--judge-plies", type=int, default=2)
     args = parser.parse_args(argv)
-    for name in args.players:
-        level, at, weights = name.partition("@")
-        if name not in PLAYERS and not (at and level in ("expert", "world-class") and weights):
-            parser.error(f"unknown player {name!r}")
     t0 = time.perf_counter()
     decisions = sample_decisions(args.positions, args.seed)
     players = [make_player(name, args.seed) for name in args.players]

@@ -147,7 +147,7 @@ def make_player(name: str, seed: int) -> Player:
     raise ValueError(f"unknown player {name!r}: expected one of {', '.join(PLAYERS)}")
 
 
-def _player_name(name: str) -> str:
+def player_name(name: str) -> str:
     level, at, weights = name.partition("@")
     if name in PLAYERS or (at and level in ("expert", "world-class") and weights):
         return name
@@ -264,8 +264,8 @@ def run(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     players = f"{', '.join(PLAYERS)}; expert@PATH or world-class@PATH for other weights"
-    parser.add_argument("--a", type=_player_name, default="pubeval", help=f"the player: {players}")
-    parser.add_argument("--b", type=_player_name, default="random", help="its opponent")
+    parser.add_argument("--a", type=player_name, default="pubeval", help=f"the player: {players}")
+    parser.add_argument("--b", type=player_name, default="random", help="its opponent")
     parser.add_argument("--games", type=int, default=2000, help="games (an even number)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the dice and random play")
     parser.add_argument("--jobs", type=int, default=1, help="processes playing at once")
