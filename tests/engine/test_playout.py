@@ -23,7 +23,7 @@ from nard.engine.supervised import DatasetError
 
 
 @pytest.fixture(scope="module")
-def fake_games() -> PlayedGames:
+def played_games() -> PlayedGames:
     return play_games(NeuralEvaluator.load(DEFAULT_WEIGHTS), 6, seed=3, random_play=0.1, batch=4)
 
 
@@ -33,24 +33,24 @@ def _games_of(played: PlayedGames) -> list[range]:
     return [range(int(a), int(b)) for a, b in zip(starts, ends, strict=True)]
 
 
-def test_turns_follow_each_other_and_games_end(fake_games: PlayedGames) -> None:
-    games = _games_of(fake_games)
-    assert len(games) == 6 and games[-1].stop == len(fake_games)
+def test_turns_follow_each_other_and_games_end(played_games: PlayedGames) -> None:
+    games = _games_of(played_games)
+    assert len(games) == 6 and games[-1].stop == len(played_games)
     for game in games:
-        assert tuple(fake_games.boards[game.start]) == tuple(Position())
-        assert fake_games.random[game.start]  # the opening roll is not a normal roll
+        assert tuple(played_games.boards[game.start]) == tuple(Position())
+        assert played_games.random[game.start]  # the opening roll is not a normal roll
         for t in game:
-            assert not Position(tuple(int(c) for c in fake_games.boards[t])).is_game_over()
+            assert not Position(tuple(int(c) for c in played_games.boards[t])).is_game_over()
         # The last play ended the game: its value is the exact outcome.
-        final = fake_games.chosen[game.stop - 1]
+        final = played_games.chosen[game.stop - 1]
         assert set(np.round(final, 6).tolist()) <= {0.0, 1.0} and final[0] == 1.0
 
 
-def test_baseline_is_the_one_ply_evaluation(fake_games: PlayedGames) -> None:
-    rows = [t for t in range(len(fake_games)) if not fake_games.random[t]][:40]
-    boards = fake_games.boards[rows].astype(np.int64)
+def test_baseline_is_the_one_ply_evaluation(played_games: PlayedGames) -> None:
+    rows = [t for t in range(len(played_games)) if not played_games.random[t]][:40]
+    boards = played_games.boards[rows].astype(np.int64)
     expected = evaluate_ply_boards(boards, NeuralEvaluator.load(DEFAULT_WEIGHTS), 1)
-    assert np.allclose(fake_games.baseline[rows], expected, atol=1e-6)
+    assert np.allclose(played_games.baseline[rows], expected, atol=1e-6)
 
 
 def test_games_are_seeded() -> None:
@@ -67,8 +67,8 @@ def test_endless_games_are_left_out() -> None:
     assert len(played) == 0 or played.last.sum() == 2
 
 
-def test_lam_zero_is_the_baseline(fake_games: PlayedGames) -> None:
-    assert np.allclose(fake_games.labels(0.0), np.clip(fake_games.baseline, 0, 1))
+def test_lam_zero_is_the_baseline(played_games: PlayedGames) -> None:
+    assert np.allclose(played_games.labels(0.0), np.clip(played_games.baseline, 0, 1))
 
 
 def _flip_difference(d: np.ndarray) -> np.ndarray:
@@ -76,30 +76,30 @@ def _flip_difference(d: np.ndarray) -> np.ndarray:
     return np.array([-d[0], d[3], d[4], d[1], d[2]])
 
 
-def test_lam_one_is_the_outcome_less_the_luck(fake_games: PlayedGames) -> None:
+def test_lam_one_is_the_outcome_less_the_luck(played_games: PlayedGames) -> None:
     """Y_t at lam 1, summed forwards: the label where the chain stops (the game's last
     turn, or a random play), less every turn's (chosen - baseline) on the way, each
     seen from t's side."""
-    labels = fake_games.labels(1.0)
-    for game in _games_of(fake_games):
+    labels = played_games.labels(1.0)
+    for game in _games_of(played_games):
         for t in game:
-            if fake_games.random[t] or fake_games.last[t]:
-                assert np.allclose(labels[t], fake_games.baseline[t], atol=1e-6)
+            if played_games.random[t] or played_games.last[t]:
+                assert np.allclose(labels[t], played_games.baseline[t], atol=1e-6)
                 continue
             stop = next(
-                u for u in range(t + 1, game.stop) if fake_games.random[u] or fake_games.last[u]
+                u for u in range(t + 1, game.stop) if played_games.random[u] or played_games.last[u]
             )
-            end = fake_games.baseline[stop].astype(np.float64)
+            end = played_games.baseline[stop].astype(np.float64)
             total = end if (stop - t) % 2 == 0 else flip_probabilities(end)
             for u in range(t, stop):
-                luck = fake_games.chosen[u].astype(np.float64) - fake_games.baseline[u]
+                luck = played_games.chosen[u].astype(np.float64) - played_games.baseline[u]
                 total = total - (luck if (u - t) % 2 == 0 else _flip_difference(luck))
             assert np.allclose(labels[t], np.clip(total, 0, 1), atol=1e-5), (t, game)
 
 
-def test_lam_must_be_a_weight(fake_games: PlayedGames) -> None:
+def test_lam_must_be_a_weight(played_games: PlayedGames) -> None:
     with pytest.raises(ValueError, match="lam"):
-        fake_games.labels(1.5)
+        played_games.labels(1.5)
 
 
 def test_exact_evaluations_leave_nothing_to_correct() -> None:
@@ -112,26 +112,26 @@ def test_exact_evaluations_leave_nothing_to_correct() -> None:
     assert np.abs(played.labels(1.0) - played.labels(0.0)).max() < 0.01
 
 
-def test_dataset_leaves_out_openings_and_bearoffs(fake_games: PlayedGames) -> None:
-    dataset = playout_dataset(fake_games, 0.8)
+def test_dataset_leaves_out_openings_and_bearoffs(played_games: PlayedGames) -> None:
+    dataset = playout_dataset(played_games, 0.8)
     assert dataset.info["labels"] == "playout" and dataset.info["lam"] == 0.8
     assert not (dataset.boards == np.array(Position(), dtype=np.int8)).all(axis=1).any()
-    assert 0 < len(dataset) < len(fake_games)
+    assert 0 < len(dataset) < len(played_games)
     assert dataset.targets.min() >= 0.0 and dataset.targets.max() <= 1.0
 
 
-def test_games_file_round_trip(fake_games: PlayedGames, tmp_path: Path) -> None:
+def test_games_file_round_trip(played_games: PlayedGames, tmp_path: Path) -> None:
     path = tmp_path / "games.npz"
-    save_games(fake_games, path)
+    save_games(played_games, path)
     again = load_games(path)
-    assert np.array_equal(again.boards, fake_games.boards)
-    assert np.array_equal(again.last, fake_games.last)
-    assert np.allclose(again.labels(0.9), fake_games.labels(0.9))
+    assert np.array_equal(again.boards, played_games.boards)
+    assert np.array_equal(again.last, played_games.last)
+    assert np.allclose(again.labels(0.9), played_games.labels(0.9))
 
 
-def test_a_corrupt_games_file_is_named(fake_games: PlayedGames, tmp_path: Path) -> None:
+def test_a_corrupt_games_file_is_named(played_games: PlayedGames, tmp_path: Path) -> None:
     path = tmp_path / "cut.npz"
-    save_games(fake_games, path)
+    save_games(played_games, path)
     with np.load(path) as arrays:
         parts = {k: arrays[k] for k in arrays.files}
     parts["last"] = parts["last"][:-1]

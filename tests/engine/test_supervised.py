@@ -19,6 +19,7 @@ from nard.engine.search import evaluate_ply
 from nard.engine.supervised import (
     Dataset,
     DatasetError,
+    add_label_arguments,
     collect_positions,
     fit,
     label_positions,
@@ -96,21 +97,22 @@ def test_dataset_round_trip_and_corruption(tmp_path: Path) -> None:
         load_dataset(tmp_path / "missing.npz")
 
 
+def _label_args(*argv: str) -> argparse.Namespace:
+    """``nard label``'s arguments, parsed by its own parser."""
+    parser = argparse.ArgumentParser()
+    add_label_arguments(parser)
+    return parser.parse_args(argv)
+
+
 def test_label_and_fit_commands(tmp_path: Path) -> None:
     weights = tmp_path / "w.npz"
     Network.random(hidden=6, seed=1).save(weights)
     out = io.StringIO()
     dataset = tmp_path / "d.npz"
-    args = argparse.Namespace(
-        dataset=str(dataset),
-        weights=str(weights),
-        games=2,
-        plies=1,
-        seed=3,
-        jobs=1,
-        random_play=0.1,
-        playout=None,
-    )
+    args = _label_args(
+        str(dataset), "--weights", str(weights), "--games", "2", "--seed", "3",
+        "--random-play", "0.1",
+    )  # fmt: skip
     assert run_label(args, out) == 0
     assert "positions" in out.getvalue()
     made = load_dataset(dataset)
@@ -140,16 +142,10 @@ def test_label_and_fit_commands(tmp_path: Path) -> None:
 def test_label_command_by_playout(tmp_path: Path) -> None:
     out = io.StringIO()
     dataset = tmp_path / "p.npz"
-    args = argparse.Namespace(
-        dataset=str(dataset),
-        weights=str(DEFAULT_WEIGHTS),
-        games=2,
-        plies=1,
-        seed=5,
-        jobs=1,
-        random_play=None,
-        playout=0.9,
-    )
+    args = _label_args(
+        str(dataset), "--weights", str(DEFAULT_WEIGHTS), "--games", "2", "--seed", "5",
+        "--playout", "0.9",
+    )  # fmt: skip
     assert run_label(args, out) == 0
     assert "by playout at lambda 0.9" in out.getvalue()
     made = load_dataset(dataset)
