@@ -85,6 +85,8 @@ Tally = dict[str, dict[str, int]]
 #   T PID MID BEAVERS -> "take|pass|beaver VERDICT": its answer to the side on
 #                        roll doubling now (evaluated from the doubler's side,
 #                        as gnubg's ComputerTurn does)
+#   E PLIES PID MID   -> "ND DT DP": cfevaluate's three cubeful equities of the
+#                        side on roll at PLIES (bench/cube_decisions.py's judge)
 _GNUBG_SCRIPT = r"""
 import os
 import sys
@@ -197,7 +199,14 @@ def take(pid, mid, beavers):
     return answer + " " + verdict
 
 
-HANDLERS = {"M": move, "D": double, "T": take}
+def equities(plies, pid, mid):
+    board, ci = setup(pid, mid, 0)
+    ec = dict(EC, plies=int(plies))
+    r = gnubg.cfevaluate(board, ci, ec)
+    return "%r %r %r" % (r[1], r[2], r[3])
+
+
+HANDLERS = {"M": move, "D": double, "T": take, "E": equities}
 out.write("NARD:ready\n")
 for line in sys.stdin:
     kind, *args = line.split()
@@ -253,6 +262,21 @@ def turn_of(game: Game, length: int, score: tuple[int, int]) -> Turn:
         jacoby=options.jacoby,
     )
     return Turn(game.position, context, state)
+
+
+def turn_for(position: Position, context: CubeContext) -> Turn:
+    """The :class:`Turn` of ``position``'s side on roll (player 0) in ``context``."""
+    owner = {CubeOwner.CENTRED: IdCubeOwner.CENTRED, CubeOwner.ON_ROLL: IdCubeOwner.PLAYER_0}
+    state = MatchState(
+        cube_value=context.cube,
+        cube_owner=owner.get(context.owner, IdCubeOwner.PLAYER_1),
+        dice_owner=0,
+        crawford=context.crawford,
+        match_length=context.match_length,
+        score=context.score,
+        jacoby=context.jacoby,
+    )
+    return Turn(position, context, state)
 
 
 class CubePlayer(Protocol):
@@ -352,6 +376,13 @@ class GnubgCubePlayer:
         if word not in ("take", "pass", "beaver"):
             raise RuntimeError(f"gnubg answered {answer!r} to a double")
         return ("take" if word == "take" else "pass" if word == "pass" else "beaver"), verdict
+
+    def cube_equities(self, turn: Turn, plies: int) -> tuple[float, float, float]:
+        """gnubg's cubeful no double, double/take and double/pass equities of the side
+        on roll at ``plies`` (normalised to the cube, as gnubg prints them)."""
+        answer = self.ask("E", plies, turn.position.position_id(), turn.state.match_id())
+        nd, dt, dp = (float(v) for v in answer.split())
+        return nd, dt, dp
 
     def wants_double(self, turn: Turn) -> bool:
         return self.double_verdict(turn)[0]
@@ -742,17 +773,7 @@ def check(level: str, weights: str | None) -> str:
     ]
     lines = [f"{'case':<36} {'gnubg doubles?':<40} {'gnubg, doubled':<42} nard"]
     for label, position, ctx in cases:
-        owner = {CubeOwner.CENTRED: IdCubeOwner.CENTRED, CubeOwner.ON_ROLL: IdCubeOwner.PLAYER_0}
-        state = MatchState(
-            cube_value=ctx.cube,
-            cube_owner=owner.get(ctx.owner, IdCubeOwner.PLAYER_1),
-            dice_owner=0,
-            crawford=ctx.crawford,
-            match_length=ctx.match_length,
-            score=ctx.score,
-            jacoby=ctx.jacoby,
-        )
-        turn = Turn(position, ctx, state)
+        turn = turn_for(position, ctx)
         doubles, verdict = gnubg.double_verdict(turn)
         answer, take_verdict = gnubg.take_verdict(turn)
         mine = nard.engine.cube_action(position, ctx)

@@ -141,7 +141,7 @@ def _print_cube(
         out: dict[str, Any] = {
             "position_id": pos.position_id(),
             "level": engine.level.value,
-            "plies": engine.plies,
+            "plies": engine.settings.cube_plies,
             "match_length": ctx.match_length,
             "score": list(ctx.score),
             "cube": ctx.cube,
@@ -166,7 +166,7 @@ def _print_cube(
         print(json.dumps(out, indent=2))
         return
     print("Cube analysis")
-    print(f"{engine.plies}-ply cubeless equity {equity:+.3f}")
+    print(f"{engine.settings.cube_plies}-ply cubeless equity {equity:+.3f}")
     print(f"  {_probability_line(probs)}")
     print("Cubeful equities:")
     options = _cube_options(decision)

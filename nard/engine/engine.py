@@ -14,9 +14,17 @@ level           plies  noise  cube
 ==============  =====  =====  ==========================================
 beginner        0      0.060  seed 002's pip-count rule (:func:`pip_count_cube`)
 intermediate    0      0.040  0-ply, no noise
-expert          0      0      0-ply
+expert          0      0      1-ply
 world-class     2      0      2-ply
 ==============  =====  =====  ==========================================
+
+The expert's cube looks one ply deeper than its checker play (gnubg's expert
+uses 0-ply for both): a cube decision needs the absolute equity, where the
+network's 0-ply errors do not cancel as they do between the plays of one roll,
+and it comes once a turn, so the 21 rolls' best plays (about 1 ms) are cheap.
+Judged by gnubg 2-ply on 1,000 positions (``bench/cube_decisions.py``), the
+expert's 0-ply cube gave up 26.7 (money) and 12.7 (match) thousandths per take
+decision, its 1-ply cube 16.8 and 6.6.
 
 Noise is gnubg's: a normal deviate of standard deviation ``noise`` (in equity)
 added to each candidate play's equity before the best is chosen. As with
@@ -94,32 +102,23 @@ class Level(StrEnum):
     WORLD_CLASS = "world-class"
 
 
-TAKE_MARGIN = 0.25
-"""Money-game take margin of the network levels. Against gnubg 0-ply (bench/cube_strength.py,
-2,000 games, same dice) nard took 78% of gnubg's doubles where gnubg in its place takes 69%;
-passing unless double/take is at least 0.25 below double/pass gained +0.11 ppg (95% CI +-0.07):
-a taker whose later play is weaker than the doubler's, with noisy estimates of a position the
-doubler chose, should pass borderline takes."""
-
-
 @dataclass(frozen=True)
 class LevelSettings:
     """How a :class:`Level` plays: search depth, filter, noise and cube rule."""
 
     plies: int
     noise: float
+    cube_plies: int
+    """Depth of the cube analysis (:meth:`Engine.cube_analysis`)."""
     move_filter: MoveFilter = DEFAULT_FILTER
     pip_cube: bool = False
-    take_margin: float = 0.0
-    """How far (cube units) the level's double/take equity must stay below double/pass
-    before it takes in play (:meth:`Engine.cube_action`); hints stay unbiased."""
 
 
 LEVEL_SETTINGS: dict[Level, LevelSettings] = {
-    Level.BEGINNER: LevelSettings(plies=0, noise=0.060, pip_cube=True),
-    Level.INTERMEDIATE: LevelSettings(plies=0, noise=0.040, take_margin=TAKE_MARGIN),
-    Level.EXPERT: LevelSettings(plies=0, noise=0.0, take_margin=TAKE_MARGIN),
-    Level.WORLD_CLASS: LevelSettings(plies=2, noise=0.0, take_margin=TAKE_MARGIN),
+    Level.BEGINNER: LevelSettings(plies=0, noise=0.060, cube_plies=0, pip_cube=True),
+    Level.INTERMEDIATE: LevelSettings(plies=0, noise=0.040, cube_plies=0),
+    Level.EXPERT: LevelSettings(plies=0, noise=0.0, cube_plies=1),
+    Level.WORLD_CLASS: LevelSettings(plies=2, noise=0.0, cube_plies=2),
 }
 """gnubg's predefined players (``eval.c``), as described in the module docstring."""
 
@@ -249,12 +248,15 @@ class Engine:
 
     # -- evaluation --------------------------------------------------------
 
-    def evaluate(self, position: Position) -> tuple[Probabilities5, float]:
-        """The five probabilities and cubeless equity at the level's plies.
+    def evaluate(
+        self, position: Position, plies: int | None = None
+    ) -> tuple[Probabilities5, float]:
+        """The five probabilities and cubeless equity at ``plies`` (default: the level's).
 
         Seen from the side on roll of ``position``, before it rolls.
         """
-        probs = evaluate_ply([position], self.evaluator, self.plies)
+        depth = self.plies if plies is None else plies
+        probs = evaluate_ply([position], self.evaluator, depth)
         return _five(probs[0].tolist()), float(cubeless_equity(probs)[0])
 
     # -- plays -------------------------------------------------------------
@@ -328,11 +330,12 @@ class Engine:
     ) -> tuple[Probabilities5, float, CubeDecision]:
         """Probabilities, cubeless equity and cube decision of the side on roll.
 
-        The equities come from the level's plies; the beginner's verdict
-        (double, take, its wording) is :func:`pip_count_cube`'s.
+        The equities come from the level's cube plies (``cube_plies`` of
+        :data:`LEVEL_SETTINGS`); the beginner's verdict (double, take, its
+        wording) is :func:`pip_count_cube`'s.
         """
         ctx = match or CubeContext()
-        probs, equity = self.evaluate(position)
+        probs, equity = self.evaluate(position, self.settings.cube_plies)
         decision = cube_decision(probs, ctx, position=position)
         if self.settings.pip_cube:
             rule = pip_count_cube(position, ctx)
@@ -349,18 +352,11 @@ class Engine:
 
         ``match`` is the cube and score from the side on roll's view (money
         play with a centred 1-cube by default). The decision's ``take`` says
-        whether the opponent takes if doubled: in money play with the level's
-        ``take_margin`` (see :data:`TAKE_MARGIN`), so it may pass where the
-        analysis (:meth:`cube_analysis`, the hint) says take.
+        whether the opponent takes if doubled. It is the verdict of
+        :meth:`cube_analysis` (the hint's): a take margin for the weaker side
+        (passing takes within 0.25 of double/pass, which paid with the 2026
+        networks before U) cost about 0.07 of a cube on every take it turned
+        into a pass with network U, judged by gnubg 2-ply
+        (``bench/cube_decisions.py``), and was removed.
         """
-        ctx = match or CubeContext()
-        decision = self.cube_analysis(position, ctx)[2]
-        margin = self.settings.take_margin
-        if (
-            margin > 0.0
-            and ctx.is_money
-            and decision.take
-            and decision.double_take > decision.double_pass - margin
-        ):
-            decision = replace(decision, take=False, beaver=False)
-        return decision
+        return self.cube_analysis(position, match)[2]

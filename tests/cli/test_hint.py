@@ -98,7 +98,7 @@ def test_hint_without_dice_gives_the_cube_decision(
     assert main(["hint", RACE.position_id(), "--weights", str(weights)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "Cube analysis"
-    assert re.fullmatch(r"0-ply cubeless equity [+-]\d\.\d{3}", lines[1])
+    assert re.fullmatch(r"1-ply cubeless equity [+-]\d\.\d{3}", lines[1])  # the expert's cube
     assert lines[3] == "Cubeful equities:"
     names = sorted(re.sub(r"^\d\. (.*?) +[+-]\d.*$", r"\1", line) for line in lines[4:7])
     assert names == ["Double, pass", "Double, take", "No double"]

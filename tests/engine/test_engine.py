@@ -154,16 +154,21 @@ def test_cube_action_is_the_cube_decision_of_the_evaluation() -> None:
         ):
             decision = engine.cube_analysis(pos, ctx)[2]
             assert isinstance(decision, CubeDecision)
-            probs, _ = engine.evaluate(pos)
+            probs, _ = engine.evaluate(pos, engine.settings.cube_plies)
             assert decision == cube_decision(probs, ctx, position=pos)
-            played = engine.cube_action(pos, ctx)
-            assert played.double == decision.double
-            margin = engine.settings.take_margin if ctx is None else 0.0
-            assert played.take == (
-                decision.take and decision.double_take <= decision.double_pass - margin
-            )
+            assert engine.cube_action(pos, ctx) == decision
     dead = CubeContext(match_length=5, score=(4, 2))
     assert engine.cube_action(MIDGAME, dead).action.startswith("Never double")
+
+
+def test_expert_cube_looks_one_ply_deeper_than_its_plays() -> None:
+    ev = FakeEvaluator()
+    engine = Engine("expert", evaluator=ev)
+    assert engine.plies == 0
+    decision = engine.cube_action(MIDGAME, CubeContext(match_length=5))
+    probs = evaluate_ply([MIDGAME], ev, 1)[0]
+    assert decision == cube_decision(probs, CubeContext(match_length=5), position=MIDGAME)
+    assert engine.evaluate(MIDGAME)[0] == tuple(evaluate_ply([MIDGAME], ev, 0)[0].tolist())
 
 
 def test_world_class_cube_uses_two_plies() -> None:

@@ -1,0 +1,260 @@
+"""Benchmark: cube decisions judged by GNU Backgammon's deeper cubeful search.
+
+The cube's counterpart of ``bench/decisions.py``: a fixed sample of positions
+from nard's self-play, each with a cube and score (money with the cube centred
+or owned by the side on roll, and 5-point match scores, post-Crawford
+included), is put to nard at several search depths and take/double margins
+and to gnubg at 0-ply (its ``ComputerTurn`` rules, as in
+``bench/cube_strength.py``). gnubg's cubeful n-ply evaluation (2-ply by
+default) judges: its no double (ND), double/take (DT) and double/pass (DP)
+equities, normalised to the cube as gnubg prints them.
+
+- Doubler: a player that doubles gets ``min(DT, DP)``, one that holds ``ND``;
+  it gives up the difference from the better of the two. Counted in every
+  position where the side on roll may double.
+- Taker: a take gets ``DT``, a pass ``DP`` (the doubler's equity); the taker
+  gives up the difference from the lower. Counted where a double is on the
+  table: the judge, gnubg 0-ply or nard's 0-ply analysis doubles.
+
+nard's variants are ``PLIES:TAKE:DOUBLE``: the cube analysis at ``PLIES``
+(``Engine.cube_analysis``'s equities), passing unless DT is at least ``TAKE``
+below DP, and doubling when ``min(DT, DP) - ND >= DOUBLE`` (``DOUBLE = 0``:
+the analysis's own verdict). The margins are in the analysis's units
+(money: cube units; match: gnubg's normalised equity).
+
+    .venv/bin/python bench/cube_decisions.py --positions 2000 --jobs 2 \\
+        --variants 0:0:0 0:0.1:0 0:0.25:0 1:0:0 1:0.1:0
+
+gnubg is the judge of a benchmark, never a source of training targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from cube_strength import GnubgCubePlayer, turn_for
+from strength import Z_95
+
+from nard.core.position import Position
+from nard.engine.cube import CubeContext, CubeOwner, cube_decision
+from nard.engine.engine import DEFAULT_WEIGHTS
+from nard.engine.network import NeuralEvaluator
+from nard.engine.playout import play_games
+from nard.engine.search import evaluate_ply
+
+MATCH_LENGTH = 5
+MATCH_SCORES = (
+    (0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (0, 2), (2, 1), (1, 2), (2, 2),
+    (3, 0), (0, 3), (3, 1), (1, 3), (3, 2), (2, 3), (3, 3), (0, 4), (2, 4),
+)  # fmt: skip
+"""(side on roll, opponent) points at 5-point match play; x-4 is post-Crawford."""
+
+
+def contexts() -> list[CubeContext]:
+    """The cube and score settings positions are put in, in turn."""
+    out = [CubeContext(), CubeContext(cube=2, owner=CubeOwner.ON_ROLL)]
+    for score in MATCH_SCORES:
+        out.append(CubeContext(match_length=MATCH_LENGTH, score=score))
+        if MATCH_LENGTH - score[0] > 2 and MATCH_LENGTH - score[1] > 2:
+            out.append(
+                CubeContext(cube=2, owner=CubeOwner.ON_ROLL, match_length=MATCH_LENGTH, score=score)
+            )
+    return out
+
+
+@dataclass(frozen=True)
+class Item:
+    """One cube decision: the position (side on roll, before it rolls) and its context."""
+
+    position: Position
+    context: CubeContext
+
+
+def sample_items(count: int, seed: int) -> list[Item]:
+    """``count`` positions from self-play of the shipped networks, each in one of
+    :func:`contexts` (half money, half match), where the side on roll may double
+    and nard's 0-ply winning chance is between 50% and 99%."""
+    rng = np.random.default_rng(seed)
+    evaluator = NeuralEvaluator.load(DEFAULT_WEIGHTS)
+    games = play_games(evaluator, max(40, count // 4), seed=seed)
+    settings = contexts()
+    money, match = settings[:2], settings[2:]
+    order = rng.permutation(len(games))
+    boards = games.boards[order]
+    wins = evaluator.evaluate_boards(boards)[:, 0]
+    out: list[Item] = []
+    seen: set[str] = set()
+    for board, win in zip(boards, wins, strict=True):
+        position = Position(tuple(int(c) for c in board))
+        if not 0.5 <= win <= 0.99 or position == Position():
+            continue
+        key = position.position_id()
+        if key in seen:
+            continue
+        seen.add(key)
+        pool = money if rng.random() < 0.5 else match
+        context = pool[int(rng.integers(len(pool)))]
+        if context.can_double():
+            out.append(Item(position, context))
+        if len(out) == count:
+            break
+    return out
+
+
+@dataclass(frozen=True)
+class GnubgView:
+    """The judge's three equities and gnubg 0-ply's own double and take."""
+
+    judge: tuple[float, float, float]
+    doubles: bool
+    takes: bool
+
+
+def _gnubg_chunk(args: tuple[list[Item], int]) -> list[GnubgView]:
+    items, plies = args
+    gnubg = GnubgCubePlayer()
+    out = []
+    for item in items:
+        turn = turn_for(item.position, item.context)
+        judge = gnubg.cube_equities(turn, plies)
+        doubles = gnubg.double_verdict(turn)[0]
+        takes = gnubg.take_verdict(turn)[0] != "pass"
+        out.append(GnubgView(judge, doubles, takes))
+    gnubg.close()
+    return out
+
+
+def gnubg_views(items: list[Item], plies: int, jobs: int) -> list[GnubgView]:
+    """:class:`GnubgView` of every item, in ``jobs`` gnubg processes."""
+    chunks = [items[i::jobs] for i in range(jobs)]
+    with ProcessPoolExecutor(jobs) as pool:
+        parts = list(pool.map(_gnubg_chunk, [(c, plies) for c in chunks]))
+    out: list[GnubgView | None] = [None] * len(items)
+    for j, part in enumerate(parts):
+        for k, view in enumerate(part):
+            out[j + k * jobs] = view
+    assert all(v is not None for v in out)
+    return [v for v in out if v is not None]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """nard's cube at ``plies`` with a take margin and a double margin."""
+
+    plies: int
+    take_margin: float
+    double_margin: float
+
+    @classmethod
+    def parse(cls, text: str) -> Variant:
+        try:
+            plies, take, double = text.split(":")
+            return cls(int(plies), float(take), float(double))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"variant {text!r} is not PLIES:TAKE_MARGIN:DOUBLE_MARGIN"
+            ) from None
+
+    def __str__(self) -> str:
+        return f"nard {self.plies}-ply take-{self.take_margin:g} double+{self.double_margin:g}"
+
+
+def nard_analyses(items: list[Item], plies: int) -> list[tuple[bool, float, float, float]]:
+    """nard's (verdict doubles, ND, DT, DP) of every item at ``plies``."""
+    evaluator = NeuralEvaluator.load(DEFAULT_WEIGHTS)
+    probs = evaluate_ply([item.position for item in items], evaluator, plies)
+    out = []
+    for item, row in zip(items, probs, strict=True):
+        d = cube_decision(row, item.context, position=item.position)
+        out.append((d.double, d.no_double, d.double_take, d.double_pass))
+    return out
+
+
+def losses(doubles: bool, takes: bool, judge: tuple[float, float, float]) -> tuple[float, float]:
+    """Equity the doubler and the taker give up by the judge's equities."""
+    nd, dt, dp = judge
+    doubled = min(dt, dp)
+    doubler = max(nd, doubled) - (doubled if doubles else nd)
+    taker = (dt if takes else dp) - doubled
+    return doubler, taker
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--positions", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--judge-plies", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--variants", nargs="+", type=Variant.parse, default=[Variant.parse("0:0:0")]
+    )
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    items = sample_items(args.positions, args.seed)
+    views = gnubg_views(items, args.judge_plies, args.jobs)
+    analyses = {
+        plies: nard_analyses(items, plies) for plies in sorted({v.plies for v in args.variants})
+    }
+    base = analyses.get(0) or nard_analyses(items, 0)
+    on_table = [
+        view.doubles or base[i][0] or min(view.judge[1:]) >= view.judge[0]
+        for i, view in enumerate(views)
+    ]
+    kinds = ["money" if item.context.is_money else "match" for item in items]
+    rows: dict[str, list[tuple[float, float]]] = {}
+    rows["gnubg 0-ply"] = [losses(v.doubles, v.takes, v.judge) for v in views]
+    for variant in args.variants:
+        row = []
+        for (double, nd, dt, dp), view in zip(analyses[variant.plies], views, strict=True):
+            if variant.double_margin:
+                double = min(dt, dp) - nd >= variant.double_margin
+            takes = dt < dp - variant.take_margin
+            row.append(losses(double, takes, view.judge))
+        rows[str(variant)] = row
+    secs = time.perf_counter() - t0
+
+    n_table = sum(on_table)
+    print(
+        f"{len(items)} cube decisions (seed {args.seed}; {kinds.count('money')} money, "
+        f"{kinds.count('match')} at {MATCH_LENGTH}-point match scores), judged by gnubg "
+        f"{args.judge_plies}-ply cubeful; equity given up per decision x1000 "
+        f"(doubler: all; taker: the {n_table} with a double on the table)"
+    )
+    print(
+        f"{'player':<40} {'double money':>12} {'match':>7} {'take money':>11} {'match':>7} "
+        f"{'both':>7} {'vs first':>16}"
+    )
+    reference: np.ndarray | None = None
+    for name, row in rows.items():
+        data = np.array(row)
+        cells = []
+        for col in (0, 1):
+            for kind in ("money", "match"):
+                pick = [
+                    i for i in range(len(items)) if kinds[i] == kind and (col == 0 or on_table[i])
+                ]
+                cells.append(1000 * float(data[pick, col].mean()) if pick else math.nan)
+        per_item = data[:, 0] + np.where(on_table, data[:, 1], 0.0)
+        if reference is None:
+            reference, versus = per_item, ""
+        else:
+            diff = per_item - reference
+            half = Z_95 * diff.std(ddof=1) / math.sqrt(len(diff))
+            versus = f"{1000 * diff.mean():+.1f} ± {1000 * half:.1f}"
+        print(
+            f"{name:<40} {cells[0]:>12.1f} {cells[1]:>7.1f} {cells[2]:>11.1f} {cells[3]:>7.1f} "
+            f"{1000 * per_item.mean():>7.1f} {versus:>16}"
+        )
+    print(f"{secs:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
