@@ -87,7 +87,7 @@ def sample_items(count: int, seed: int) -> list[Item]:
     settings = contexts()
     money, match = settings[:2], settings[2:]
     order = rng.permutation(len(games))
-    boards = games.boards[order]
+    boards = games.boards[order].astype(np.int64)
     wins = evaluator.evaluate_boards(boards)[:, 0]
     out: list[Item] = []
     seen: set[str] = set()
