@@ -236,17 +236,12 @@ def turn_of(game: Game, length: int, score: tuple[int, int]) -> Turn:
     me = game.on_roll
     owner = game.cube_owner
     options = game.options
-    context = CubeContext(
-        cube=game.cube_value,
-        owner=(
-            CubeOwner.CENTRED
-            if owner is None
-            else CubeOwner.ON_ROLL
-            if owner == me
-            else CubeOwner.OPPONENT
-        ),
-        match_length=length,
-        score=(score[me], score[1 - me]),
+    context = CubeContext.for_player(
+        me,
+        game.cube_value,
+        owner,
+        length,
+        score,
         crawford=options.crawford,
         jacoby=options.jacoby,
         beavers=options.beavers,

@@ -94,7 +94,9 @@ def _build_parser() -> argparse.ArgumentParser:
         help="playing level (default: expert)",
     )
 
-    play = sub.add_parser("play", help="play a game in the terminal against the computer")
+    play = sub.add_parser(
+        "play", help="play in the terminal: against the computer or two people, money or a match"
+    )
     play.add_argument("--seed", type=int, default=None, help="dice seed (default: random)")
     play.add_argument(
         "--level",
@@ -103,9 +105,17 @@ def _build_parser() -> argparse.ArgumentParser:
         help="the computer's level (default: expert)",
     )
     play.add_argument(
-        "--computer-first",
-        action="store_true",
-        help="skip the opening roll and let the computer move first",
+        "--match",
+        type=int,
+        default=0,
+        metavar="N",
+        help="play a match to N points (1-64; default: money play)",
+    )
+    play.add_argument(
+        "--games", type=int, default=1, metavar="N", help="money games to play (default: 1)"
+    )
+    play.add_argument(
+        "--two-players", action="store_true", help="two people at this keyboard, no computer"
     )
     return parser
 
@@ -207,8 +217,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return records.cmd_export(args.source, args.target, args.to)
         from nard.cli.play import run_terminal_game
 
+        if not 0 <= args.match <= 64:
+            raise NardError(f"invalid match length {args.match}: a match is to 1-64 points")
+        if args.games < 1:
+            raise NardError(f"invalid number of games {args.games}: play at least 1")
         return run_terminal_game(
-            seed=args.seed, computer_first=args.computer_first, level=args.level
+            seed=args.seed,
+            level=args.level,
+            match_length=args.match,
+            money_games=args.games,
+            two_players=args.two_players,
         )
     except NardError as exc:
         print(f"nard: error: {exc}", file=sys.stderr)

@@ -1,160 +1,506 @@
-"""``nard play``: a game in the terminal against the computer.
+"""``nard play``: backgammon in the terminal, with the cube, money or a match.
 
-The board is always drawn from the human's side (``X``); moves are typed in
-standard notation. Input and output are injected so tests can drive a game.
+Against the computer (an :class:`~nard.engine.Engine` at any level, which
+plays, doubles, takes and answers resignations) or two people at one
+keyboard. The rules are :mod:`nard.match`'s: a :class:`~nard.match.Match` to
+N points (Crawford rule) or a money :class:`~nard.match.Session`, every game
+started with its opening roll from a seeded dice source.
+
+Plays are typed in standard notation and shown on the board before they
+count: Enter confirms, ``undo`` takes the play back ("until the dice are
+picked up"). Other commands: ``double``, ``take``, ``pass``, ``beaver``,
+``hint``, ``moves``, ``board``, ``resign [1|2|3]``, ``quit``, ``help``.
+Input and output are injected so tests can drive whole matches.
 """
 
 from __future__ import annotations
 
+import getpass
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from nard.core import Dice, NardError, Play, Position
+from nard.core import NardError, Position
 from nard.engine import Engine, Player
+from nard.engine.cube import CubeContext
+from nard.match import (
+    Decision,
+    Game,
+    GameAction,
+    Match,
+    MatchRules,
+    ResultKind,
+    SeededDice,
+    Session,
+)
 
-__all__ = ["GameResult", "TerminalGame", "run_terminal_game"]
+__all__ = ["Seat", "TableResult", "TerminalTable", "run_terminal_game"]
 
 _RESULT_NAMES = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
 
-HELP = """Type your play in standard notation, e.g. 24/18 13/9, 8/5 6/5, bar/22*, 6/off,
-13/7(2). Moves may be written in either order, split (24/18 18/13) or combined
-(24/13). Other commands: board (draw the board again), moves (list the legal
-plays), help, quit."""
+HELP = """Plays are typed in standard notation, e.g. 24/18 13/9, 8/5 6/5, bar/22*, 6/off,
+13/7(2), in any order, split (24/18 18/13) or combined (24/13); the board then shows
+the play: press Enter to confirm it or type undo to take it back.
+Before rolling: Enter (or roll) rolls, double offers the cube. Doubled: take, pass
+(beaver where allowed). Any time: hint (the engine's best plays or cube decision),
+moves (the legal plays), board, resign [1|2|3] (a single game, gammon, backgammon),
+quit (stops here; the game in progress is not scored), help."""
 
 
 @dataclass(frozen=True)
-class GameResult:
-    """How a game ended: points won (negative: the human lost), or resigned."""
+class Seat:
+    """One side of the table: a person at the keyboard (``computer=None``) or a player.
 
-    points: int
-    resigned: bool = False
+    An :class:`~nard.engine.Engine` also doubles, takes and answers
+    resignations by its analysis; any other :class:`~nard.engine.Player`
+    only plays (it never doubles, takes every double and accepts every
+    resignation).
+    """
+
+    name: str
+    computer: Player | None = None
+
+    @property
+    def is_human(self) -> bool:
+        return self.computer is None
+
+
+@dataclass(frozen=True)
+class TableResult:
+    """How the session or match ended: the score by seat and who stopped it."""
+
+    score: tuple[int, int]
+    games: int
+    quit_by: int | None = None
+    """The seat that quit before the end, or ``None``."""
 
 
 class _Quit(Exception):
     pass
 
 
-class TerminalGame:
-    """One game, human (``X``) against the computer (``O``): any :class:`Player`."""
+class TerminalTable:
+    """A money session or a match between two :class:`Seat` s at one terminal.
+
+    ``games`` is the :class:`~nard.match.Match` or :class:`~nard.match.Session`
+    (with its dice source) to play; a session plays ``money_games`` games.
+    ``hints`` answers ``hint`` (default: the first computer seat's engine,
+    else an expert engine made when first asked).
+    """
 
     def __init__(
         self,
-        rng: random.Random,
+        games: Match | Session,
+        seats: Sequence[Seat],
         read: Callable[[str], str],
         write: Callable[[str], None],
-        computer: Player,
+        *,
+        money_games: int = 1,
+        hints: Engine | None = None,
     ) -> None:
-        self.rng = rng
+        if len(seats) != 2:
+            raise ValueError(f"a table has two seats, not {len(seats)}")
+        if money_games < 1:
+            raise ValueError(f"money_games must be at least 1, not {money_games!r}")
+        self.games = games
+        self.seats = (seats[0], seats[1])
         self.read = read
         self.write = write
-        self.computer = computer
-        self.position = Position()
-        self.human_on_roll = True
-        self.dice: Dice | None = None
-        """The roll the human must play now (``None`` between turns)."""
+        self.money_games = money_games
+        engines = [s.computer for s in self.seats if isinstance(s.computer, Engine)]
+        self._hints = hints or (engines[0] if engines else None)
+        self.game: Game | None = None
+        """The game being played."""
 
-    def _roll(self) -> Dice:
-        return (self.rng.randint(1, 6), self.rng.randint(1, 6))
+    # -- the table -------------------------------------------------------
+    @property
+    def match_length(self) -> int:
+        return self.games.length if isinstance(self.games, Match) else 0
 
-    def _opening_roll(self) -> Dice:
-        while True:
-            human, computer = self.rng.randint(1, 6), self.rng.randint(1, 6)
-            self.write(f"Opening roll: you {human}, computer {computer}.")
-            if human != computer:
-                self.human_on_roll = human > computer
-                who = "You move" if self.human_on_roll else "The computer moves"
-                self.write(f"{who} first with {max(human, computer)}-{min(human, computer)}.")
-                return (max(human, computer), min(human, computer))
-            self.write("Equal dice: roll again.")
+    def play(self) -> TableResult:
+        """Play to the end of the match (or the session's games); the final score."""
+        played = 0
+        try:
+            while not self._finished(played):
+                self.game = self.games.new_game()
+                played += 1
+                self._announce_game(played)
+                self._play_game(self.game)
+                self._report(self.game)
+        except _Quit as stop:
+            seat = int(str(stop))
+            self.write(f"{self.seats[seat].name} stops here.")
+            return TableResult(self.games.score, played, quit_by=seat)
+        score = self.games.score
+        if isinstance(self.games, Match):
+            winner = self.games.winner
+            assert winner is not None
+            self.write(
+                f"{self.seats[winner].name} wins the {self.match_length}-point match "
+                f"{max(score)}-{min(score)}."
+            )
+        return TableResult(score, played)
 
-    def _human_view(self) -> Position:
-        return self.position if self.human_on_roll else self.position.flip()
+    def _finished(self, played: int) -> bool:
+        if isinstance(self.games, Match):
+            return self.games.is_over
+        return played >= self.money_games
 
-    def _draw(self, dice: Dice | None = None) -> None:
-        view = self._human_view()
-        text = str(view).replace("X (on roll):  ", "X (you):      ")
-        self.write(text.replace("O (opponent): ", "O (computer): "))
-        if dice:
-            you, them = view.pip_counts()
-            self.write(f"You rolled {dice[0]}-{dice[1]}. Pips: you {you}, computer {them}.")
+    def _announce_game(self, number: int) -> None:
+        a, b = self.seats
+        score = self.games.score
+        if isinstance(self.games, Match):
+            crawford = " (Crawford game: no cube)" if self.games.is_crawford_game() else ""
+            self.write(
+                f"Game {number} of a {self.match_length}-point match: {a.name} {score[0]}, "
+                f"{b.name} {score[1]}{crawford}."
+            )
+        else:
+            self.write(f"Money game {number}: {a.name} {score[0]:+d}, {b.name} {score[1]:+d}.")
 
-    def _human_turn(self, dice: Dice) -> Play | None:
-        pos = self.position
-        plays = pos.legal_plays(dice)
-        self.dice = dice
-        self._draw(dice)
-        if not plays:
-            self.write(f"You cannot move with {dice[0]}-{dice[1]}: the turn passes.")
-            return None
+    def _report(self, game: Game) -> None:
+        result = game.result
+        assert result is not None
+        winner = self.seats[result.winner].name
+        points = f"{result.points} point{'s' if result.points != 1 else ''}"
+        if result.kind is ResultKind.PASS:
+            how = "the double was passed"
+        elif result.kind is ResultKind.RESIGN:
+            how = "by resignation"
+        else:
+            how = _RESULT_NAMES[result.points // result.cube]
+        self.write(f"{winner} wins {points} ({how}).")
+
+    # -- one game ----------------------------------------------------------
+    def _context(self, game: Game, player: int) -> CubeContext:
+        options = game.options
+        return CubeContext.for_player(
+            player,
+            game.cube_value,
+            game.cube_owner,
+            self.match_length,
+            self.games.score,
+            crawford=options.crawford,
+            jacoby=options.jacoby,
+            beavers=options.beavers,
+        )
+
+    def _viewer(self, game: Game) -> int:
+        """The seat the board is drawn for: the only person, or the side on roll."""
+        humans = [i for i, s in enumerate(self.seats) if s.is_human]
+        return humans[0] if len(humans) == 1 else game.on_roll
+
+    def _draw(self, game: Game, position: Position | None = None) -> None:
+        me = self._viewer(game)
+        view = position if position is not None else game.position_for(me)
+        text = str(view)
+        text = text.replace("X (on roll):  ", f"X ({self.seats[me].name}): ")
+        self.write(text.replace("O (opponent): ", f"O ({self.seats[1 - me].name}): "))
+        owner = game.cube_owner
+        cube = (
+            "cube off"
+            if not game.options.cube
+            else f"cube {game.cube_value} "
+            + ("in the centre" if owner is None else f"owned by {self.seats[owner].name}")
+        )
+        score = self.games.score
+        self.write(
+            f"{cube}; score {self.seats[0].name} {score[0]}, {self.seats[1].name} {score[1]}"
+            + (f" (match to {self.match_length})" if self.match_length else " (money)")
+        )
+
+    def _play_game(self, game: Game) -> None:
+        while game.result is None:
+            decision = game.decision
+            seat = self.seats[game.turn]
+            if decision is Decision.OPENING_ROLL:
+                game.opening_roll()
+                dice = game.dice
+                if dice is None:  # pragma: no cover - a tie is rolled again at once
+                    continue
+                starter = self.seats[game.on_roll].name
+                self.write(f"Opening roll: {starter} plays first with {dice[0]}-{dice[1]}.")
+                if game.decision is not Decision.PLAY:
+                    self.write(f"{starter} cannot move.")
+            elif decision is Decision.ROLL:
+                self._roll_or_double(game, seat)
+            elif decision is Decision.PLAY:
+                self._play(game, seat)
+            elif decision in (Decision.TAKE_OR_PASS, Decision.ACCEPT_OR_BEAVER):
+                self._answer_double(game, seat)
+            elif decision is Decision.RACCOON_OR_ROLL:
+                self._raccoon_or_roll(game, seat)
+            elif decision is Decision.ANSWER_RESIGNATION:
+                self._answer_resignation(game, seat)
+            else:  # pragma: no cover - GAME_OVER leaves the loop
+                raise AssertionError(decision)
+
+    def _ask(self, game: Game, prompt: str) -> str:
+        """One line from the person to act; handles help, board, resign and quit."""
         while True:
             try:
-                text = self.read("Your play: ").strip()
+                text = self.read(prompt).strip()
             except EOFError:
-                raise _Quit from None
-            command = text.lower()
-            if command in ("quit", "exit", "q", "resign"):
-                raise _Quit
-            if command in ("help", "?", ""):
+                text = "quit"
+            command, _, arg = text.lower().partition(" ")
+            if command in ("help", "?"):
                 self.write(HELP)
+            elif command == "board":
+                self._draw(game)
+            elif command in ("quit", "exit", "q"):
+                raise _Quit(str(game.turn))
+            elif command == "resign" and GameAction.RESIGN not in game.legal_actions():
+                self.write("You can resign on your own turn.")
+            elif command == "resign":
+                points = {"": 1, "1": 1, "single": 1, "2": 2, "gammon": 2, "3": 3}.get(arg.strip())
+                if points is None:
+                    self.write(f"Not resigned: resign 1, 2 or 3 points, not {arg!r}.")
+                    continue
+                game.resign(points)
+                self.write(f"{self.seats[game.on_roll].name} offers to resign {points} x cube.")
+                return "resigned"
+            else:
+                return command if command in _WORDS else text
+
+    def _roll_or_double(self, game: Game, seat: Seat) -> None:
+        me = game.turn
+        can_double = GameAction.DOUBLE in game.legal_actions()
+        if seat.is_human:
+            while can_double:
+                answer = self._ask(game, f"{seat.name}, roll or double> ")
+                if answer == "resigned":
+                    return
+                if answer in ("", "roll", "r"):
+                    break
+                if answer in ("double", "d"):
+                    self._double(game)
+                    return
+                if answer == "hint":
+                    self._cube_hint(game, me)
+                else:
+                    self.write("Type Enter to roll or double to offer the cube (help for more).")
+        elif (
+            can_double
+            and isinstance(seat.computer, Engine)
+            and seat.computer.cube_action(game.position, self._context(game, me)).double
+        ):
+            self._double(game)
+            return
+        game.roll()
+        dice = game.dice if game.decision is Decision.PLAY else None
+        if dice is None:
+            rolled = game.actions[-1].dice
+            assert rolled is not None
+            self.write(f"{seat.name}: {rolled[0]}-{rolled[1]}, cannot move.")
+
+    def _double(self, game: Game) -> None:
+        name = self.seats[game.on_roll].name
+        self.write(f"{name} doubles to {2 * game.cube_value}.")
+        game.double()
+
+    def _play(self, game: Game, seat: Seat) -> None:
+        dice = game.dice
+        assert dice is not None
+        plays = game.legal_plays()
+        if not seat.is_human:
+            assert seat.computer is not None
+            if isinstance(seat.computer, Engine):
+                play = seat.computer.best_play(
+                    game.position, dice, match=self._context(game, game.on_roll)
+                )
+            else:
+                play = seat.computer.choose_play(game.position, dice)
+            assert play is not None
+            self.write(f"{seat.name}: {dice[0]}-{dice[1]}, {game.position.format_play(play)}.")
+            game.play(play)
+            return
+        if len(plays) == 1:
+            self.write(
+                f"{seat.name}: {dice[0]}-{dice[1]}, {game.position.format_play(plays[0])}"
+                " (the only play)."
+            )
+            game.play(plays[0])
+            return
+        self._draw(game)
+        you, them = game.position.pip_counts()
+        self.write(f"{seat.name} to play {dice[0]}-{dice[1]}. Pips: {you} against {them}.")
+        while True:
+            text = self._ask(game, f"{seat.name}, play> ")
+            if text == "resigned":
+                return
+            if text in ("", "roll", "double", "take", "pass", "beaver", "undo"):
+                self.write("Type a play (moves lists them, help explains).")
                 continue
-            if command == "board":
-                self._draw(dice)
+            if text == "moves":
+                self.write("Legal plays: " + ", ".join(game.position.format_play(p) for p in plays))
                 continue
-            if command == "moves":
-                self.write("Legal plays: " + ", ".join(pos.format_play(p) for p in plays))
+            if text == "hint":
+                self._play_hint(game, dice)
                 continue
             try:
-                return pos.parse_play(text, dice)
+                play = game.position.parse_play(text, dice)
             except NardError as exc:
                 self.write(f"Not played: {exc}")
+                continue
+            self._draw(
+                game, play.result.flip() if self._viewer(game) == game.on_roll else play.result
+            )
+            if self._ask(game, "Enter to confirm or undo> ") == "undo":
+                self.write("Taken back.")
+                continue
+            game.play(play)
+            return
 
-    def _computer_turn(self, dice: Dice) -> Play | None:
-        play = self.computer.choose_play(self.position, dice)
-        if play is None:
-            self.write(f"The computer rolls {dice[0]}-{dice[1]} and cannot move.")
+    def _answer_double(self, game: Game, seat: Seat) -> None:
+        doubler = game.on_roll
+        legal = game.legal_actions()
+        if not seat.is_human:
+            answer = "take"
+            if isinstance(seat.computer, Engine):
+                verdict = seat.computer.cube_action(game.position, self._context(game, doubler))
+                answer = (
+                    "beaver"
+                    if verdict.beaver and GameAction.BEAVER in legal
+                    else ("take" if verdict.take or GameAction.PASS not in legal else "pass")
+                )
+            self._apply_answer(game, seat, answer)
+            return
+        choices = " or ".join(
+            a.value for a in (GameAction.TAKE, GameAction.PASS, GameAction.BEAVER) if a in legal
+        )
+        while True:
+            answer = self._ask(game, f"{seat.name}, {choices}> ")
+            if answer == "hint":
+                self._cube_hint(game, doubler)
+            elif answer in ("take", "pass", "beaver") and GameAction(answer) in legal:
+                self._apply_answer(game, seat, answer)
+                return
+            else:
+                self.write(f"Answer {choices}.")
+
+    def _apply_answer(self, game: Game, seat: Seat, answer: str) -> None:
+        if answer == "beaver":
+            game.beaver()
+            self.write(f"{seat.name} beavers: the cube is at {game.cube_value}.")
+        elif answer == "pass":
+            game.pass_double()
+            self.write(f"{seat.name} passes.")
         else:
-            played = self.position.format_play(play)
-            self.write(f"The computer rolls {dice[0]}-{dice[1]} and plays {played}.")
-        return play
+            game.take()
+            self.write(f"{seat.name} takes: the cube is at {game.cube_value}.")
 
-    def play(self) -> GameResult:
-        """Play the game to its end; the result is from the human's side."""
-        dice: Dice | None = self._opening_roll()
-        try:
+    def _raccoon_or_roll(self, game: Game, seat: Seat) -> None:
+        if seat.is_human and GameAction.RACCOON in game.legal_actions():
+            answer = self._ask(game, f"{seat.name}, raccoon or roll> ")
+            if answer == "raccoon":
+                game.raccoon()
+                self.write(f"{seat.name} raccoons: the cube is at {game.cube_value}.")
+                return
+            if answer == "resigned":
+                return
+        self._roll_or_double(game, seat)
+
+    def _answer_resignation(self, game: Game, seat: Seat) -> None:
+        offered = next(a.resign for a in reversed(game.actions) if a.resign)
+        if seat.is_human:
             while True:
-                roll = dice or self._roll()
-                dice = None
-                turn = self._human_turn if self.human_on_roll else self._computer_turn
-                play = turn(roll)
-                self.position = play.result if play else self.position.flip()
-                self.human_on_roll = not self.human_on_roll
-                outcome = self.position.outcome()
-                if outcome:
-                    # outcome is seen from the side now on roll, who lost.
-                    points = -outcome if self.human_on_roll else outcome
-                    self._draw()
-                    winner = "You win" if points > 0 else "The computer wins"
-                    self.write(
-                        f"{winner} {_RESULT_NAMES[abs(points)]} ({abs(points)} "
-                        f"point{'s' if abs(points) > 1 else ''})."
-                    )
-                    return GameResult(points)
-        except _Quit:
-            self.write("You resign the game.")
-            return GameResult(-1, resigned=True)
+                answer = self._ask(game, f"{seat.name}, accept or reject> ")
+                if answer in ("accept", "reject"):
+                    break
+                self.write("Answer accept or reject.")
+        else:
+            answer = "accept"
+            if isinstance(seat.computer, Engine):
+                # The resigner is on roll: the computer's expected points per cube.
+                _, equity = seat.computer.evaluate(game.position)
+                answer = "accept" if offered >= -equity else "reject"
+        if answer == "accept":
+            game.accept()
+        else:
+            game.reject()
+            self.write(f"{seat.name} rejects the resignation: play on.")
+
+    # -- hints -------------------------------------------------------------
+    def _hint_engine(self) -> Engine:
+        if self._hints is None:
+            self._hints = Engine("expert")
+        return self._hints
+
+    def _play_hint(self, game: Game, dice: tuple[int, int]) -> None:
+        engine = self._hint_engine()
+        context = self._context(game, game.on_roll)
+        ranked = engine.rank_plays(game.position, dice)[:5]
+        for i, r in enumerate(ranked, start=1):
+            self.write(
+                f"  {i}. {game.position.format_play(r.play):<28} cubeless {r.equity:+.3f} "
+                f"({r.ply}-ply)"
+            )
+        best = engine.best_play(game.position, dice, match=context)
+        if best is not None:
+            self.write(f"  With the cube and score: {game.position.format_play(best)}")
+
+    def _cube_hint(self, game: Game, doubler: int) -> None:
+        engine = self._hint_engine()
+        decision = engine.cube_analysis(game.position_for(doubler), self._context(game, doubler))[2]
+        self.write(
+            f"  {decision.action}: no double {decision.no_double:+.3f}, double/take "
+            f"{decision.double_take:+.3f}, double/pass {decision.double_pass:+.3f}"
+        )
+
+
+_WORDS = frozenset(
+    {
+        "",
+        "roll",
+        "r",
+        "double",
+        "d",
+        "take",
+        "pass",
+        "beaver",
+        "raccoon",
+        "undo",
+        "hint",
+        "moves",
+        "accept",
+        "reject",
+    }
+)
+
+
+def _player_name() -> str:
+    """The person's name at the table: their login name, as gnubg does."""
+    try:
+        name = getpass.getuser().strip()
+    except (KeyError, OSError):  # no user name in the environment or the password file
+        name = ""
+    return name or "Player"
 
 
 def run_terminal_game(
-    seed: int | None = None, computer_first: bool = False, level: str = "expert"
+    seed: int | None = None,
+    level: str = "expert",
+    match_length: int = 0,
+    money_games: int = 1,
+    two_players: bool = False,
 ) -> int:
-    """Play one game on stdin/stdout against the engine at ``level``; returns 0."""
+    """Play on stdin/stdout: against the engine at ``level`` or two people; returns 0.
+
+    ``match_length`` 0 is money play (``money_games`` games, cube on).
+    """
     if seed is None:
         seed = random.SystemRandom().randrange(2**32)
-    engine = Engine(level=level, seed=seed)
-    print(f"nard: a game against the computer ({level}; dice seed {seed}). Type 'help' for help.")
-    game = TerminalGame(random.Random(seed), input, print, engine)
-    if computer_first:
-        game.human_on_roll = False
-    game.play()
+    dice = SeededDice(seed)
+    games: Match | Session = (
+        Match(match_length, MatchRules(), dice) if match_length else Session(dice=dice)
+    )
+    if two_players:
+        seats = (Seat("Player 1"), Seat("Player 2"))
+        who = "two players"
+    else:
+        seats = (Seat(_player_name()), Seat("Computer", Engine(level=level, seed=seed)))
+        who = f"against the computer ({level})"
+    kind = f"a {match_length}-point match" if match_length else "money play"
+    print(f"nard: {kind}, {who}; dice seed {seed}. Type 'help' for help.")
+    TerminalTable(games, seats, input, print, money_games=money_games).play()
     return 0

@@ -230,6 +230,45 @@ class CubeContext:
     beavers: bool = False
     met: MatchEquityTable = KAZAROSS_XG2
 
+    @classmethod
+    def for_player(
+        cls,
+        player: int,
+        cube: int,
+        owner: int | None,
+        match_length: int = 0,
+        score: tuple[int, int] = (0, 0),
+        *,
+        crawford: bool = False,
+        jacoby: bool = False,
+        beavers: bool = False,
+    ) -> CubeContext:
+        """The context seen by seat ``player`` (0 or 1) of a game whose cube is
+        ``owner``'s (a seat, ``None`` while centred) and whose ``score`` is by
+        seat, as :class:`nard.match.Game` and its match or session keep them.
+
+        >>> ctx = CubeContext.for_player(1, 2, 0, match_length=7, score=(3, 1))
+        >>> ctx.owner, ctx.score
+        (<CubeOwner.OPPONENT: 'opponent'>, (1, 3))
+        """
+        if player not in (0, 1) or owner not in (None, 0, 1):
+            raise ValueError(f"seats are 0 and 1, not player {player!r} and owner {owner!r}")
+        return cls(
+            cube=cube,
+            owner=(
+                CubeOwner.CENTRED
+                if owner is None
+                else CubeOwner.ON_ROLL
+                if owner == player
+                else CubeOwner.OPPONENT
+            ),
+            match_length=match_length,
+            score=(score[player], score[1 - player]),
+            crawford=crawford,
+            jacoby=jacoby,
+            beavers=beavers,
+        )
+
     @property
     def is_money(self) -> bool:
         """True for money play."""

@@ -1,77 +1,221 @@
-"""The terminal game: full games driven through its input, and through a real pty."""
+"""The terminal game: whole sessions and matches driven through its input, and a real pty."""
 
 from __future__ import annotations
 
 import os
 import pty
-import random
 import select
 import sys
 import time
+from collections.abc import Callable
 
-from nard.cli.play import TerminalGame
-from nard.engine import HeuristicPlayer
+import pytest
 
+from nard.cli.main import main
+from nard.cli.play import Seat, TerminalTable
+from nard.engine import Engine, HeuristicPlayer
+from nard.engine.evaluator import FakeEvaluator
+from nard.match import Match, MoneyRules, ResultKind, SeededDice, Session
+from nard.notation.records import ActionKind
 
-def _autoplayer(game: TerminalGame, log: list[str]) -> None:
-    """Make ``game`` read the first legal play each turn, after one illegal attempt."""
-    attempts: dict[tuple[str, tuple[int, int]], int] = {}
-
-    def read(prompt: str) -> str:
-        assert game.dice is not None
-        turn = (game.position.position_id(), game.dice)
-        attempts[turn] = attempts.get(turn, 0) + 1
-        if attempts[turn] == 1:
-            return "24/1"  # never legal with two dice
-        plays = game.position.legal_plays(game.dice)
-        return game.position.format_play(plays[0])
-
-    game.read = read
-    game.write = log.append
+Script = Callable[[TerminalTable, str], str]
 
 
-def test_full_games_reach_a_result() -> None:
-    for seed in range(5):
-        log: list[str] = []
-        game = TerminalGame(random.Random(seed), input, print, HeuristicPlayer())
-        _autoplayer(game, log)
-        result = game.play()
-        assert result.points in (-3, -2, -1, 1, 2, 3)
-        assert not result.resigned
-        assert game.position.is_game_over()
+def _person(table: TerminalTable, prompt: str) -> str:
+    """A scripted person: rolls, takes, confirms, and plays the first legal play after
+    one illegal attempt per turn."""
+    game = table.game
+    assert game is not None
+    if prompt.endswith("roll or double> "):
+        return ""
+    if "take" in prompt:
+        return "take"
+    if prompt.endswith("confirm or undo> "):
+        return ""
+    if prompt.endswith("accept or reject> "):
+        return "accept"
+    assert prompt.endswith("play> "), prompt
+    assert game.dice is not None
+    key = (game.position.position_id(), game.dice)
+    tried = _person.__dict__.setdefault("tried", set())
+    if key not in tried:
+        tried.add(key)
+        return "24/1"  # never legal with two dice
+    return game.position.format_play(game.legal_plays()[0])
+
+
+def _table(
+    games: Match | Session, seats: tuple[Seat, Seat], script: Script = _person
+) -> tuple[TerminalTable, list[str]]:
+    log: list[str] = []
+    table = TerminalTable(games, seats, lambda p: "", log.append)
+    table.read = lambda prompt: script(table, prompt)
+    return table, log
+
+
+def test_money_games_against_a_player_reach_a_result() -> None:
+    for seed in range(3):
+        session = Session(dice=SeededDice(seed))
+        table, log = _table(session, (Seat("Ann"), Seat("Computer", HeuristicPlayer())))
+        result = table.play()
+        assert result.games == 1 and result.quit_by is None
+        assert sum(abs(s) for s in result.score) >= 1
         assert any(line.startswith("Not played: illegal play '24/1'") for line in log)
         assert any("Position ID:" in line for line in log)
-        assert log[-1].startswith(("You win", "The computer wins"))
+        assert any(line.startswith("cube 1 in the centre; score Ann 0") for line in log)
+        assert log[-1].startswith(("Ann wins", "Computer wins"))
 
 
-def test_help_moves_and_quit() -> None:
-    log: list[str] = []
-    answers = iter(["help", "moves", "board", "quit"])
-    game = TerminalGame(random.Random(1), lambda _: next(answers), log.append, HeuristicPlayer())
-    result = game.play()
-    assert result.resigned and result.points == -1
+def test_a_match_with_the_cube_against_the_engine() -> None:
+    """A 3-point match: the person doubles whenever allowed; the engine answers,
+    doubles and plays with the match score."""
+
+    def doubler(table: TerminalTable, prompt: str) -> str:
+        if prompt.endswith("roll or double> "):
+            return "double"
+        return _person(table, prompt)
+
+    match = Match(3, dice=SeededDice(4))
+    engine = Engine("expert", evaluator=FakeEvaluator(), seed=4)
+    table, log = _table(match, (Seat("Ann"), Seat("Computer", engine)), doubler)
+    result = table.play()
+    assert match.is_over and max(result.score) >= 3
+    assert result.games == len(match.games) >= 1
+    assert any(line == "Ann doubles to 2." for line in log)
+    assert any(line.startswith("Computer takes") or line == "Computer passes." for line in log)
+    assert log[-1].startswith(("Ann wins the 3-point match", "Computer wins the 3-point match"))
+    kinds = {a.kind for g in match.games for a in g.actions}
+    assert ActionKind.DOUBLE in kinds
+
+
+def test_undo_takes_a_play_back_before_it_counts() -> None:
+    typed: list[str] = []
+
+    def undoer(table: TerminalTable, prompt: str) -> str:
+        game = table.game
+        assert game is not None
+        if prompt.endswith("play> "):
+            plays = game.legal_plays()
+            # First the last play listed, taken back; then the first, confirmed.
+            answer = game.position.format_play(plays[-1] if not typed else plays[0])
+            typed.append(answer)
+            return answer
+        if prompt.endswith("confirm or undo> "):
+            if len(typed) == 1:
+                return "undo"
+            raise EOFError  # stop after the first confirmed play
+        return _person(table, prompt)
+
+    session = Session(dice=SeededDice(11))
+    two = (Seat("Player 1"), Seat("Player 2"))
+    table, log = _table(session, two, undoer)
+    result = table.play()
+    assert result.quit_by is not None
+    assert "Taken back." in log
+    game = session.games[0]
+    assert not any(a.kind is ActionKind.MOVE for a in game.actions)  # none confirmed yet
+    assert typed[0] != typed[1]
+
+
+def test_two_players_double_and_pass() -> None:
+    def script(table: TerminalTable, prompt: str) -> str:
+        game = table.game
+        assert game is not None
+        moves = sum(a.kind is ActionKind.MOVE for a in game.actions)
+        if prompt.endswith("roll or double> "):
+            return "double" if moves >= 2 else ""
+        if "take" in prompt:
+            return "pass"
+        return _person(table, prompt)
+
+    session = Session(MoneyRules(), SeededDice(3))
+    table, log = _table(session, (Seat("Player 1"), Seat("Player 2")), script)
+    result = table.play()
+    game = session.games[0]
+    assert game.result is not None and game.result.kind is ResultKind.PASS
+    assert game.result.points == 1 and sorted(result.score) == [0, 1]
+    assert any(line.endswith("passes.") for line in log)
+
+
+def test_resignation_is_answered_by_the_engine() -> None:
+    def resigner(table: TerminalTable, prompt: str) -> str:
+        if prompt.endswith("play> "):
+            return "resign 3"
+        return _person(table, prompt)
+
+    session = Session(dice=SeededDice(2))
+    engine = Engine("expert", evaluator=FakeEvaluator())
+    table, log = _table(session, (Seat("Ann"), Seat("Computer", engine)), resigner)
+    result = table.play()
+    game = session.games[0]
+    assert game.result is not None and game.result.kind is ResultKind.RESIGN
+    assert game.result.points == 3 and result.score in ((0, 3), (3, 0))
+    assert "Ann offers to resign 3 x cube." in log
+
+
+def test_help_moves_board_hint_and_quit() -> None:
+    answers = iter(["help", "moves", "board", "hint", "nonsense", "quit"])
+
+    def script(table: TerminalTable, prompt: str) -> str:
+        if prompt.endswith("play> "):
+            return next(answers)
+        return _person(table, prompt)
+
+    engine = Engine("expert", evaluator=FakeEvaluator())
+    session = Session(dice=SeededDice(1))
+    table, log = _table(session, (Seat("Ann"), Seat("Computer", engine)), script)
+    result = table.play()
     text = "\n".join(log)
+    assert result.quit_by == 0 and session.games[0].result is None
     assert "standard notation" in text
     assert "Legal plays: " in text
-    assert log[-1] == "You resign the game."
+    assert "  1. " in text and "With the cube and score: " in text
+    assert "Not played: " in text
+    assert log[-1] == "Ann stops here."
 
 
-def test_end_of_input_resigns() -> None:
-    def read(_: str) -> str:
+def test_end_of_input_stops() -> None:
+    def read(_: TerminalTable, prompt: str) -> str:
         raise EOFError
 
-    log: list[str] = []
-    assert TerminalGame(random.Random(2), read, log.append, HeuristicPlayer()).play().resigned
+    table, _ = _table(Session(dice=SeededDice(2)), (Seat("A"), Seat("B", HeuristicPlayer())), read)
+    assert table.play().quit_by is not None
+
+
+def test_a_table_needs_two_seats() -> None:
+    with pytest.raises(ValueError, match="two seats"):
+        TerminalTable(Session(), [Seat("A")], input, print)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--match", "0x"], "invalid int"), (["--match", "99"], "1-64"), (["--games", "0"], "games")],
+)
+def test_bad_play_arguments_give_one_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = None
+    try:
+        code = main(["play", *args])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_nard_play_in_a_pty() -> None:
     """Type into `nard play` on a real terminal: an illegal move, a list, then quit."""
     pid, fd = pty.fork()
     if pid == 0:  # pragma: no cover - the child
-        os.execv(sys.executable, [sys.executable, "-m", "nard.cli.main", "play", "--seed", "5"])
+        os.execve(
+            sys.executable,
+            [sys.executable, "-m", "nard.cli.main", "play", "--seed", "5", "--match", "3"],
+            {**os.environ, "USER": "Ann", "LOGNAME": "Ann"},
+        )
     out = b""
 
-    def read_until(marker: bytes, timeout: float = 20.0) -> None:
+    def read_until(marker: bytes, timeout: float = 30.0) -> None:
         nonlocal out
         end = time.monotonic() + timeout
         while marker not in out and time.monotonic() < end:
@@ -83,25 +227,23 @@ def test_nard_play_in_a_pty() -> None:
                     break
         assert marker in out, out.decode(errors="replace")[-2000:]
 
-    read_until(b"Your play: ")
+    read_until(b"Ann, play> ")
+    assert b"a 3-point match, against the computer (expert)" in out
     os.write(fd, b"25/1\n")
     read_until(b"Not played")
     os.write(fd, b"moves\n")
     read_until(b"Legal plays: ")
     os.write(fd, b"quit\n")
-    read_until(b"You resign the game.")
+    read_until(b"Ann stops here.")
     _, status = os.waitpid(pid, 0)
     os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 0
     assert b"Traceback" not in out
 
 
-def test_a_full_game_against_the_shipped_network() -> None:
+def test_a_money_game_against_the_shipped_network() -> None:
     """`nard play`'s default opponent: the engine with the weights in the package."""
-    from nard.engine import Engine
-
-    log: list[str] = []
-    game = TerminalGame(random.Random(9), input, print, Engine(level="expert", seed=9))
-    _autoplayer(game, log)
-    result = game.play()
-    assert result.points in (-3, -2, -1, 1, 2, 3) and game.position.is_game_over()
+    session = Session(dice=SeededDice(9))
+    table, _ = _table(session, (Seat("Ann"), Seat("Computer", Engine("expert", seed=9))))
+    result = table.play()
+    assert result.quit_by is None and session.games[0].result is not None
