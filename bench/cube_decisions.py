@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from cube_strength import GnubgCubePlayer, turn_for
-from strength import Z_95
+from strength import half_width
 
 from nard.core.position import Position
 from nard.engine.cube import CubeContext, CubeOwner, cube_decision
@@ -246,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             reference, versus = per_item, ""
         else:
             diff = per_item - reference
-            half = Z_95 * diff.std(ddof=1) / math.sqrt(len(diff))
+            half = half_width(diff.tolist())
             versus = f"{1000 * diff.mean():+.1f} ± {1000 * half:.1f}"
         print(
             f"{name:<40} {cells[0]:>12.1f} {cells[1]:>7.1f} {cells[2]:>11.1f} {cells[3]:>7.1f} "

@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from strength import GNUBG, Z_95, gnubg_answer, pair_seed, start_gnubg_script
+from strength import GNUBG, gnubg_answer, half_width, pair_seed, start_gnubg_script
 
 from nard.core.position import Play, Position
 from nard.engine.cube import CubeContext, CubeOwner
@@ -536,14 +536,6 @@ def play_match_pairs(
 
 
 # -- running and summarising --------------------------------------------------------
-def _half_width(values: Sequence[float]) -> float:
-    if len(values) < 2:
-        return math.nan
-    mu = sum(values) / len(values)
-    var = sum((v - mu) ** 2 for v in values) / (len(values) - 1)
-    return Z_95 * math.sqrt(var / len(values))
-
-
 @dataclass(frozen=True)
 class MoneySummary:
     games: int
@@ -586,8 +578,8 @@ def summarise_money(
         jacoby=rules.jacoby,
         beavers=rules.beavers,
         ppg=sum(g.points for g in games) / n,
-        ci95=_half_width([(a.points + b.points) / 2 for a, b in results]),
-        ci95_unpaired=_half_width([float(g.points) for g in games]),
+        ci95=half_width([(a.points + b.points) / 2 for a, b in results]),
+        ci95_unpaired=half_width([float(g.points) for g in games]),
         win_rate=sum(g.points > 0 for g in games) / n,
         nard_gammons=sum(g.gammon and g.points > 0 for g in games) / n,
         gnubg_gammons=sum(g.gammon and g.points < 0 for g in games) / n,
@@ -609,8 +601,8 @@ def summarise_matches(
         matches=n,
         length=length,
         win_rate=sum(m.won for m in matches) / n,
-        ci95=_half_width([(a.won + b.won) / 2 for a, b in results]),
-        ci95_unpaired=_half_width([float(m.won) for m in matches]),
+        ci95=half_width([(a.won + b.won) / 2 for a, b in results]),
+        ci95_unpaired=half_width([float(m.won) for m in matches]),
         average_games=sum(m.games for m in matches) / n,
         average_score=(
             sum(m.score[0] for m in matches) / n,

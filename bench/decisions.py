@@ -21,14 +21,20 @@ gnubg is the judge of a benchmark, never a source of training targets.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from strength import GNUBG, Z_95, gnubg_answer, make_player, player_name, start_gnubg_script
+from strength import (
+    GNUBG,
+    gnubg_answer,
+    half_width,
+    make_player,
+    player_name,
+    start_gnubg_script,
+)
 
 from nard.core.dice import ALL_ROLLS
 from nard.core.position import Position
@@ -143,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     data = np.array(everything)
     for j in range(1, len(players)):
         diff = data[:, j] - data[:, 0]
-        half = Z_95 * diff.std(ddof=1) / math.sqrt(len(diff))
+        half = half_width(diff.tolist())
         print(
             f"{args.players[j]} - {args.players[0]}: {1000 * diff.mean():+.1f} ± {1000 * half:.1f} "
             f"per decision; differs in {100 * float((diff != 0).mean()):.0f}% of decisions"

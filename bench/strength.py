@@ -202,17 +202,20 @@ class Summary:
     games_per_s: float
 
 
+def half_width(values: Sequence[float]) -> float:
+    """Half the width of the 95% confidence interval of the mean of ``values``."""
+    if len(values) < 2:
+        return math.nan
+    mu = sum(values) / len(values)
+    var = sum((v - mu) ** 2 for v in values) / (len(values) - 1)
+    return Z_95 * math.sqrt(var / len(values))
+
+
 def summarise(a: str, b: str, seed: int, results: list[tuple[int, int]], secs: float) -> Summary:
     games = [r for pair in results for r in pair]
     n = len(games)
     mean = sum(games) / n
     pair_means = [(x + y) / 2 for x, y in results]
-
-    def half_width(values: list[float], mu: float) -> float:
-        if len(values) < 2:
-            return math.nan
-        var = sum((v - mu) ** 2 for v in values) / (len(values) - 1)
-        return Z_95 * math.sqrt(var / len(values))
 
     return Summary(
         a=a,
@@ -220,8 +223,8 @@ def summarise(a: str, b: str, seed: int, results: list[tuple[int, int]], secs: f
         games=n,
         seed=seed,
         ppg=mean,
-        ci95=half_width(pair_means, mean),
-        ci95_unpaired=half_width([float(g) for g in games], mean),
+        ci95=half_width(pair_means),
+        ci95_unpaired=half_width([float(g) for g in games]),
         win_rate=sum(g > 0 for g in games) / n,
         gammon_rate=sum(abs(g) >= 2 for g in games) / n,
         a_gammons=sum(g >= 2 for g in games) / n,
