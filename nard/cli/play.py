@@ -186,9 +186,9 @@ class TerminalTable:
         )
 
     def _viewer(self, game: Game) -> int:
-        """The seat the board is drawn for: the only person, or the side on roll."""
+        """The seat the board is drawn for: the only person, or the one to act."""
         humans = [i for i, s in enumerate(self.seats) if s.is_human]
-        return humans[0] if len(humans) == 1 else game.on_roll
+        return humans[0] if len(humans) == 1 else game.turn
 
     def _draw(self, game: Game, position: Position | None = None) -> None:
         me = self._viewer(game)
