@@ -16,7 +16,10 @@ Input and output are injected so tests can drive whole matches.
 from __future__ import annotations
 
 import getpass
+import os
 import random
+import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -34,7 +37,10 @@ from nard.match import (
     Session,
 )
 
-__all__ = ["Seat", "TableResult", "TerminalTable", "run_terminal_game"]
+__all__ = ["Seat", "TableResult", "TerminalTable", "colour_board", "run_terminal_game"]
+
+_COLOURS = {"X": "\x1b[1;33m", "O": "\x1b[1;36m"}  # bold yellow, bold cyan
+_RESET = "\x1b[0m"
 
 _RESULT_NAMES = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
 
@@ -45,6 +51,27 @@ Before rolling: Enter (or roll) rolls, double offers the cube. Doubled: take, pa
 (beaver where allowed). Any time: hint (the engine's best plays or cube decision),
 moves (the legal plays), board, resign [1|2|3] (a single game, gammon, backgammon),
 quit (stops here; the game in progress is not scored), help."""
+
+
+def colour_board(diagram: str) -> str:
+    """A board diagram (:func:`nard.core.diagram.draw`) with the checkers in colour
+    (ANSI): ``X``, the side the board is drawn for, yellow; ``O`` cyan.
+
+    >>> from nard.core import Position
+    >>> lines = colour_board(str(Position())).splitlines()
+    >>> lines[2].count("\x1b[1;33mX\x1b[0m"), lines[2].count("\x1b[1;36mO\x1b[0m")
+    (2, 2)
+    >>> lines[-1].startswith("\x1b[1;33mX\x1b[0m (on roll)")
+    True
+    """
+    out = []
+    for line in diagram.split("\n"):
+        if line.startswith(" |"):
+            line = re.sub("[XO]", lambda m: f"{_COLOURS[m.group()]}{m.group()}{_RESET}", line)
+        elif line[:3] in ("X (", "O ("):
+            line = f"{_COLOURS[line[0]]}{line[0]}{_RESET}{line[1:]}"
+        out.append(line)
+    return "\n".join(out)
 
 
 @dataclass(frozen=True)
@@ -97,6 +124,7 @@ class TerminalTable:
         *,
         money_games: int = 1,
         hints: Engine | None = None,
+        colour: bool = False,
     ) -> None:
         if len(seats) != 2:
             raise ValueError(f"a table has two seats, not {len(seats)}")
@@ -107,6 +135,7 @@ class TerminalTable:
         self.read = read
         self.write = write
         self.money_games = money_games
+        self.colour = colour
         engines = [s.computer for s in self.seats if isinstance(s.computer, Engine)]
         self._hints = hints or (engines[0] if engines else None)
         self.game: Game | None = None
@@ -195,7 +224,8 @@ class TerminalTable:
         view = position if position is not None else game.position_for(me)
         text = str(view)
         text = text.replace("X (on roll):  ", f"X ({self.seats[me].name}): ")
-        self.write(text.replace("O (opponent): ", f"O ({self.seats[1 - me].name}): "))
+        text = text.replace("O (opponent): ", f"O ({self.seats[1 - me].name}): ")
+        self.write(colour_board(text) if self.colour else text)
         owner = game.cube_owner
         cube = (
             "cube off"
@@ -486,7 +516,8 @@ def run_terminal_game(
 ) -> int:
     """Play on stdin/stdout: against the engine at ``level`` or two people; returns 0.
 
-    ``match_length`` 0 is money play (``money_games`` games, cube on).
+    ``match_length`` 0 is money play (``money_games`` games, cube on). The
+    checkers are drawn in colour on a terminal unless ``NO_COLOR`` is set.
     """
     if seed is None:
         seed = random.SystemRandom().randrange(2**32)
@@ -502,5 +533,6 @@ def run_terminal_game(
         who = f"against the computer ({level})"
     kind = f"a {match_length}-point match" if match_length else "money play"
     print(f"nard: {kind}, {who}; dice seed {seed}. Type 'help' for help.")
-    TerminalTable(games, seats, input, print, money_games=money_games).play()
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    TerminalTable(games, seats, input, print, money_games=money_games, colour=colour).play()
     return 0

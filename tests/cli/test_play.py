@@ -211,7 +211,8 @@ def test_nard_play_in_a_pty() -> None:
         os.execve(
             sys.executable,
             [sys.executable, "-m", "nard.cli.main", "play", "--seed", "5", "--match", "3"],
-            {**os.environ, "USER": "Ann", "LOGNAME": "Ann"},
+            {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+            | {"USER": "Ann", "LOGNAME": "Ann"},
         )
     out = b""
 
@@ -229,6 +230,7 @@ def test_nard_play_in_a_pty() -> None:
 
     read_until(b"Ann, play> ")
     assert b"a 3-point match, against the computer (expert)" in out
+    assert b"\x1b[1;33mX\x1b[0m (Ann)" in out  # the checkers in colour on a terminal
     os.write(fd, b"25/1\n")
     read_until(b"Not played")
     os.write(fd, b"moves\n")
