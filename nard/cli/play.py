@@ -228,7 +228,9 @@ class TerminalTable:
         self.write(colour_board(text) if self.colour else text)
         owner = game.cube_owner
         cube = (
-            "cube off"
+            "Crawford game: no cube"
+            if game.options.crawford
+            else "cube off"
             if not game.options.cube
             else f"cube {game.cube_value} "
             + ("in the centre" if owner is None else f"owned by {self.seats[owner].name}")

@@ -249,3 +249,13 @@ def test_a_money_game_against_the_shipped_network() -> None:
     table, _ = _table(session, (Seat("Ann"), Seat("Computer", Engine("expert", seed=9))))
     result = table.play()
     assert result.quit_by is None and session.games[0].result is not None
+
+
+def test_a_one_point_match_is_played_without_the_cube() -> None:
+    match = Match(1, dice=SeededDice(6))
+    table, log = _table(match, (Seat("Ann"), Seat("Computer", HeuristicPlayer())))
+    result = table.play()
+    assert match.is_over and result.games == 1
+    assert "(Crawford game: no cube)" in log[0]
+    assert any(line.startswith("Crawford game: no cube; score Ann 0") for line in log)
+    assert not any("doubles" in line for line in log)
