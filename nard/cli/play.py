@@ -153,7 +153,7 @@ class TerminalTable:
             while not self._finished(played):
                 self.game = self.games.new_game()
                 played += 1
-                self._announce_game(played)
+                self._announce_game(self.game, played)
                 self._play_game(self.game)
                 self._report(self.game)
         except _Quit as stop:
@@ -175,11 +175,11 @@ class TerminalTable:
             return self.games.is_over
         return played >= self.money_games
 
-    def _announce_game(self, number: int) -> None:
+    def _announce_game(self, game: Game, number: int) -> None:
         a, b = self.seats
         score = self.games.score
         if isinstance(self.games, Match):
-            crawford = " (Crawford game: no cube)" if self.games.is_crawford_game() else ""
+            crawford = " (Crawford game: no cube)" if game.options.crawford else ""
             self.write(
                 f"Game {number} of a {self.match_length}-point match: {a.name} {score[0]}, "
                 f"{b.name} {score[1]}{crawford}."
