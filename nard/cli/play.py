@@ -284,7 +284,15 @@ class TerminalTable:
             elif command == "resign" and GameAction.RESIGN not in game.legal_actions():
                 self.write("You can resign on your own turn.")
             elif command == "resign":
-                points = {"": 1, "1": 1, "single": 1, "2": 2, "gammon": 2, "3": 3}.get(arg.strip())
+                points = {
+                    "": 1,
+                    "1": 1,
+                    "single": 1,
+                    "2": 2,
+                    "gammon": 2,
+                    "3": 3,
+                    "backgammon": 3,
+                }.get(arg.strip())
                 if points is None:
                     self.write(f"Not resigned: resign 1, 2 or 3 points, not {arg!r}.")
                     continue
