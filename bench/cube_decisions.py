@@ -77,12 +77,11 @@ class Item:
     context: CubeContext
 
 
-def sample_items(count: int, seed: int) -> list[Item]:
-    """``count`` positions from self-play of the shipped networks, each in one of
+def sample_items(evaluator: NeuralEvaluator, count: int, seed: int) -> list[Item]:
+    """``count`` positions from self-play of ``evaluator``, each in one of
     :func:`contexts` (half money, half match), where the side on roll may double
     and nard's 0-ply winning chance is between 50% and 99%."""
     rng = np.random.default_rng(seed)
-    evaluator = NeuralEvaluator.load(DEFAULT_WEIGHTS)
     games = play_games(evaluator, max(40, count // 4), seed=seed)
     settings = contexts()
     money, match = settings[:2], settings[2:]
@@ -166,9 +165,10 @@ class Variant:
         return f"nard {self.plies}-ply take-{self.take_margin:g} double+{self.double_margin:g}"
 
 
-def nard_analyses(items: list[Item], plies: int) -> list[tuple[bool, float, float, float]]:
+def nard_analyses(
+    evaluator: NeuralEvaluator, items: list[Item], plies: int
+) -> list[tuple[bool, float, float, float]]:
     """nard's (verdict doubles, ND, DT, DP) of every item at ``plies``."""
-    evaluator = NeuralEvaluator.load(DEFAULT_WEIGHTS)
     probs = evaluate_ply([item.position for item in items], evaluator, plies)
     out = []
     for item, row in zip(items, probs, strict=True):
@@ -197,12 +197,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
-    items = sample_items(args.positions, args.seed)
+    evaluator = NeuralEvaluator.load(DEFAULT_WEIGHTS)
+    items = sample_items(evaluator, args.positions, args.seed)
     views = gnubg_views(items, args.judge_plies, args.jobs)
     analyses = {
-        plies: nard_analyses(items, plies) for plies in sorted({v.plies for v in args.variants})
+        plies: nard_analyses(evaluator, items, plies)
+        for plies in sorted({v.plies for v in args.variants})
     }
-    base = analyses.get(0) or nard_analyses(items, 0)
+    base = analyses.get(0) or nard_analyses(evaluator, items, 0)
     on_table = [
         view.doubles or base[i][0] or min(view.judge[1:]) >= view.judge[0]
         for i, view in enumerate(views)

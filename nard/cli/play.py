@@ -327,8 +327,7 @@ class TerminalTable:
             self._double(game)
             return
         game.roll()
-        dice = game.dice if game.decision is Decision.PLAY else None
-        if dice is None:
+        if game.decision is not Decision.PLAY:  # no legal play: the turn has passed
             rolled = game.actions[-1].dice
             assert rolled is not None
             self.write(f"{seat.name}: {rolled[0]}-{rolled[1]}, cannot move.")
