@@ -117,6 +117,12 @@ def _build_parser() -> argparse.ArgumentParser:
     play.add_argument(
         "--two-players", action="store_true", help="two people at this keyboard, no computer"
     )
+
+    serve = sub.add_parser(
+        "serve", help="serve the web app (NARD_DATABASE_URL, NARD_DATA_DIR; default SQLite)"
+    )
+    serve.add_argument("--host", default=None, help="address (default: NARD_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="port (default: NARD_PORT or 8000)")
     return parser
 
 
@@ -215,6 +221,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "verify":
                 return records.cmd_verify(args.file)
             return records.cmd_export(args.source, args.target, args.to)
+        if args.command == "serve":
+            from nard.cli.serve import cmd_serve
+
+            return cmd_serve(args.host, args.port)
         from nard.cli.play import run_terminal_game
 
         if not 0 <= args.match <= 64:

@@ -1,0 +1,97 @@
+"""The computer at a table: what an engine does when a game asks its seat to act.
+
+:func:`computer_command` turns the decision a :class:`~nard.match.Game` waits
+for into a :class:`~nard.match.commands.Command` chosen by an
+:class:`~nard.engine.Engine` (play, double, take, pass, beaver, answer a
+resignation) with the cube and the score of the match or session. The terminal
+game and the server both use it, so the computer behaves the same wherever it
+sits. Any other :class:`~nard.engine.Player` only plays: it never doubles,
+takes every double and accepts every resignation.
+
+>>> from nard.engine import Engine
+>>> from nard.match import Game, FixedDice
+>>> game = Game(dice=FixedDice([(3, 1)]))
+>>> computer_command(Engine("expert"), game, 0, (0, 0)).action.value
+'opening roll'
+>>> game.opening_roll()
+>>> computer_command(Engine("expert"), game, 0, (0, 0)).play
+'8/5 6/5'
+"""
+
+from __future__ import annotations
+
+from nard.engine import Engine, Player
+from nard.engine.cube import CubeContext
+from nard.match.commands import Command
+from nard.match.game import Decision, Game, GameAction
+
+__all__ = ["computer_command", "cube_context"]
+
+
+def cube_context(game: Game, player: int, match_length: int, score: tuple[int, int]) -> CubeContext:
+    """The engine's view of ``game``'s cube and the ``score`` (by seat) for seat ``player``."""
+    options = game.options
+    return CubeContext.for_player(
+        player,
+        game.cube_value,
+        game.cube_owner,
+        match_length,
+        score,
+        crawford=options.crawford,
+        jacoby=options.jacoby,
+        beavers=options.beavers,
+    )
+
+
+def computer_command(
+    computer: Player, game: Game, match_length: int, score: tuple[int, int]
+) -> Command:
+    """The command ``computer`` gives for the decision ``game`` waits for.
+
+    ``match_length`` is 0 for money play; ``score`` is by seat. The game is
+    only read. A game that is over has no command (``ValueError``).
+    """
+    decision = game.decision
+    legal = game.legal_actions()
+    engine = computer if isinstance(computer, Engine) else None
+    if decision is Decision.OPENING_ROLL:
+        return Command(GameAction.OPENING_ROLL)
+    if decision in (Decision.ROLL, Decision.RACCOON_OR_ROLL):
+        if (
+            engine is not None
+            and GameAction.DOUBLE in legal
+            and engine.cube_action(
+                game.position, cube_context(game, game.on_roll, match_length, score)
+            ).double
+        ):
+            return Command(GameAction.DOUBLE)
+        return Command(GameAction.ROLL)
+    if decision is Decision.PLAY:
+        dice = game.dice
+        assert dice is not None
+        if engine is not None:
+            context = cube_context(game, game.on_roll, match_length, score)
+            play = engine.best_play(game.position, dice, match=context)
+        else:
+            play = computer.choose_play(game.position, dice)
+        assert play is not None  # an unplayable roll passes the turn at once
+        return Command(GameAction.PLAY, play=game.position.format_play(play))
+    if decision in (Decision.TAKE_OR_PASS, Decision.ACCEPT_OR_BEAVER):
+        if engine is None:
+            return Command(GameAction.TAKE)
+        verdict = engine.cube_action(
+            game.position, cube_context(game, game.on_roll, match_length, score)
+        )
+        if verdict.beaver and GameAction.BEAVER in legal:
+            return Command(GameAction.BEAVER)
+        if verdict.take or GameAction.PASS not in legal:
+            return Command(GameAction.TAKE)
+        return Command(GameAction.PASS)
+    if decision is Decision.ANSWER_RESIGNATION:
+        if engine is None:
+            return Command(GameAction.ACCEPT)
+        offered = next(a.resign for a in reversed(game.actions) if a.resign)
+        # The resigner is on roll: its equity, negated, is the computer's points per cube.
+        _, equity = engine.evaluate(game.position)
+        return Command(GameAction.ACCEPT if offered >= -equity else GameAction.REJECT)
+    raise ValueError(f"the game is over: there is nothing to decide ({decision.value})")

@@ -1,0 +1,461 @@
+"""The web application: FastAPI routes and the WebSocket of live tables.
+
+Routes only check who is asking, validate, call :class:`TableService` and
+serialize. Every refusal has one shape, ``{"error": {"code", "message"}}``,
+with a 4xx status (:class:`~nard.server.schemas.ErrorBody`).
+
+Sign-in is a random token in an HttpOnly, SameSite=Lax cookie (only its
+SHA-256 is stored). Requests that change anything must carry the session's
+CSRF token in ``X-CSRF-Token`` (given by ``GET /api/me``), and any request
+with an ``Origin`` header from another site is refused, WebSockets included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from fastapi import Depends, FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from nard.match.commands import Command, InvalidCommandError
+from nard.server.models import PlayerRow
+from nard.server.schemas import (
+    ActionRequest,
+    CredentialsRequest,
+    ErrorBody,
+    GuestRequest,
+    JoinRequest,
+    Me,
+    NewTableRequest,
+    SeatView,
+    TableSummary,
+    TableView,
+)
+from nard.server.service import NewTable, ServiceError, TableService
+from nard.server.settings import Settings
+from nard.server.storage import Storage, StoredTable, UsernameTakenError
+from nard.server.tables import LiveTable, TableRules
+
+__all__ = ["create_app"]
+
+COOKIE = "nard_session"
+MAX_BODY = 16 * 1024
+"""The largest request body accepted (a new table's settings are under 1 KB)."""
+MAX_WS_MESSAGE = 4 * 1024
+
+_hasher = PasswordHasher()
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+class _BodyLimit:
+    """Refuses request bodies over :data:`MAX_BODY` with 413, before the route reads them."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length" and (not value.isdigit() or int(value) > MAX_BODY):
+                await _error(413, "too_large", f"request bodies are at most {MAX_BODY} bytes")(
+                    scope, receive, send
+                )
+                return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > MAX_BODY:
+                    raise ServiceError(413, "too_large", f"bodies are at most {MAX_BODY} bytes")
+            return message
+
+        await self.app(scope, limited, send)
+
+
+class _Auth:
+    """The player behind a request (None for a visitor) and their CSRF token."""
+
+    def __init__(self, player: PlayerRow | None, csrf: str | None, token: str | None) -> None:
+        self.player = player
+        self.csrf = csrf
+        self.token = token
+
+
+def _same_origin(request: Request) -> None:
+    origin = request.headers.get("origin")
+    if origin and urlsplit(origin).netloc != request.headers.get("host"):
+        raise ServiceError(403, "cross_origin", f"requests from {origin!r} are refused")
+
+
+def _auth(request: Request) -> _Auth:
+    store: Storage = request.app.state.storage
+    token = request.cookies.get(COOKIE)
+    found = store.auth_session(token) if token else None
+    if found is None:
+        return _Auth(None, None, None)
+    return _Auth(found[0], found[1], token)
+
+
+Auth = Annotated[_Auth, Depends(_auth)]
+
+
+def _changing(request: Request, who: Auth) -> _Auth:
+    """For requests that change something: same origin and the CSRF token."""
+    _same_origin(request)
+    if who.player is None:
+        raise ServiceError(401, "not_signed_in", "play as a guest or sign in first")
+    sent = request.headers.get("x-csrf-token", "")
+    assert who.csrf is not None
+    if not secrets.compare_digest(sent.encode(), who.csrf.encode()):
+        raise ServiceError(403, "csrf", "missing or wrong X-CSRF-Token header")
+    return who
+
+
+Changing = Annotated[_Auth, Depends(_changing)]
+
+
+def create_app(
+    settings: Settings | None = None,
+    storage: Storage | None = None,
+    *,
+    server_seeds: Callable[[], bytes] | None = None,
+) -> FastAPI:
+    """The application, on ``storage`` (default: the database of ``settings``).
+
+    ``server_seeds`` makes the tables' secret dice seeds (see :class:`TableService`).
+    """
+    settings = settings or Settings.from_env()
+    owns_storage = storage is None
+    store = storage or Storage(settings.database_url)
+    store.migrate()
+    service = TableService(store, engine_workers=settings.engine_workers, server_seeds=server_seeds)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        service.close()
+        if owns_storage:
+            store.close()
+
+    app = FastAPI(
+        title="nard",
+        summary="Backgammon against the computer and online, with provably fair dice.",
+        version="0.1.0",
+        lifespan=lifespan,
+        responses={400: {"model": ErrorBody}},
+    )
+    app.state.service = service
+    app.state.storage = store
+    app.add_middleware(_BodyLimit)
+
+    # -- errors ------------------------------------------------------------------
+    @app.exception_handler(ServiceError)
+    async def service_error(_request: Request, exc: ServiceError) -> JSONResponse:
+        return _error(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = []
+        for err in exc.errors()[:5]:
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+            parts.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
+        return _error(422, "invalid_request", "; ".join(parts) or "invalid request")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return _error(exc.status_code, code, str(exc.detail))
+
+    def start_session(response: Response, player: PlayerRow) -> Me:
+        token, csrf = store.new_auth_session(player.id)
+        response.set_cookie(
+            COOKIE,
+            token,
+            httponly=True,
+            samesite="lax",
+            secure=settings.secure_cookies,
+            max_age=60 * 60 * 24 * 365,
+        )
+        return Me(
+            id=player.id, name=player.display_name, guest=player.username is None, csrf_token=csrf
+        )
+
+    # -- players -------------------------------------------------------------------
+    @app.get("/api/health")
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/api/me", response_model=Me | None)
+    async def me(who: Auth) -> Me | None:
+        if who.player is None or who.csrf is None:
+            return None
+        p = who.player
+        return Me(id=p.id, name=p.display_name, guest=p.username is None, csrf_token=who.csrf)
+
+    @app.post("/api/guest", response_model=Me)
+    async def guest(body: GuestRequest, request: Request, response: Response) -> Me:
+        _same_origin(request)
+        name = body.name or f"Guest {secrets.randbelow(9000) + 1000}"
+        return start_session(response, store.create_player(name))
+
+    @app.post("/api/register", response_model=Me)
+    async def register(
+        body: CredentialsRequest, request: Request, response: Response, who: Auth
+    ) -> Me:
+        _same_origin(request)
+        hashed = await asyncio.to_thread(_hasher.hash, body.password)
+        try:
+            if who.player is not None and who.player.username is None:
+                player = store.upgrade_guest(who.player.id, body.username, hashed)
+            else:
+                player = store.create_player(body.username, body.username, hashed)
+        except UsernameTakenError as exc:
+            raise ServiceError(409, "username_taken", str(exc)) from None
+        return start_session(response, player)
+
+    @app.post("/api/login", response_model=Me)
+    async def login(body: CredentialsRequest, request: Request, response: Response) -> Me:
+        _same_origin(request)
+        player = store.player_by_username(body.username)
+        stored = player.password_hash if player else None
+        ok = False
+        if stored:
+            try:
+                ok = await asyncio.to_thread(_hasher.verify, stored, body.password)
+            except (VerificationError, InvalidHashError):
+                ok = False
+        if not ok or player is None:
+            raise ServiceError(401, "bad_credentials", "wrong username or password")
+        return start_session(response, player)
+
+    @app.post("/api/logout", status_code=204)
+    async def logout(who: Changing) -> Response:
+        assert who.token is not None
+        store.end_auth_session(who.token)
+        response = Response(status_code=204)
+        response.delete_cookie(COOKIE)
+        return response
+
+    # -- tables --------------------------------------------------------------------
+    def view(table: LiveTable, player: PlayerRow | None) -> TableView:
+        seat = service.seat_of(table, player)
+        out = TableView.model_validate(table.view(seat))
+        if seat is not None and table.status == "waiting":
+            out.invite = service.invite_token(table.id)
+        return out
+
+    def summary(stored: StoredTable) -> TableSummary:
+        row = stored.row
+        return TableSummary(
+            id=row.id,
+            status=row.status,
+            seats=[
+                SeatView(
+                    name=s.name,
+                    kind="computer" if s.level else "person" if s.player_id else "open",
+                    level=s.level,
+                )
+                for s in stored.seats
+            ],
+            match_length=int(row.settings.get("match_length", 0)),
+            created_at=row.created_at.isoformat(),
+        )
+
+    @app.post("/api/tables", response_model=TableView, status_code=201)
+    async def new_table(body: NewTableRequest, who: Changing) -> TableView:
+        assert who.player is not None
+        try:
+            rules = TableRules(
+                match_length=body.match_length,
+                cube=body.cube,
+                crawford=body.crawford,
+                holland=body.holland,
+                jacoby=body.jacoby,
+                beavers=body.beavers,
+                raccoons=body.raccoons,
+                automatic_doubles=body.automatic_doubles,
+                backgammon=body.backgammon,
+            )
+        except ValueError as exc:
+            raise ServiceError(422, "invalid_rules", str(exc)) from None
+        spec = NewTable(
+            rules=rules,
+            level=body.level if body.opponent == "computer" else None,
+            seat=body.seat,
+            client_seed=body.client_seed,
+            public=body.public,
+        )
+        table = await service.create(who.player, spec)
+        return view(table, who.player)
+
+    @app.get("/api/tables", response_model=list[TableSummary])
+    async def lobby() -> list[TableSummary]:
+        return [summary(t) for t in store.open_tables()]
+
+    @app.get("/api/my-tables", response_model=list[TableSummary])
+    async def my_tables(who: Auth) -> list[TableSummary]:
+        if who.player is None:
+            return []
+        return [summary(t) for t in store.tables_of(who.player.id)]
+
+    @app.get("/api/tables/{table_id}", response_model=TableView)
+    async def get_table(table_id: str, who: Auth) -> TableView:
+        return view(await service.get(_check_id(table_id)), who.player)
+
+    @app.post("/api/tables/{table_id}/join", response_model=TableView)
+    async def join(table_id: str, body: JoinRequest, who: Changing) -> TableView:
+        assert who.player is not None
+        table = await service.join(_check_id(table_id), who.player, body.invite)
+        return view(table, who.player)
+
+    @app.post("/api/tables/{table_id}/actions", response_model=TableView)
+    async def act(table_id: str, body: ActionRequest, who: Changing) -> TableView:
+        assert who.player is not None
+        command = _command(body.model_dump(exclude={"seq"}, exclude_none=True))
+        table = await service.act(_check_id(table_id), who.player, command, body.seq)
+        return view(table, who.player)
+
+    @app.post("/api/tables/{table_id}/next-game", response_model=TableView)
+    async def next_game(table_id: str, who: Changing) -> TableView:
+        assert who.player is not None
+        return view(await service.next_game(_check_id(table_id), who.player), who.player)
+
+    @app.post("/api/tables/{table_id}/end", response_model=TableView)
+    async def end(table_id: str, who: Changing) -> TableView:
+        assert who.player is not None
+        return view(await service.end(_check_id(table_id), who.player), who.player)
+
+    @app.get("/api/tables/{table_id}/hint")
+    async def hint(table_id: str, who: Auth) -> dict[str, Any]:
+        if who.player is None:
+            raise ServiceError(401, "not_signed_in", "play as a guest or sign in first")
+        return await service.hint(_check_id(table_id), who.player)
+
+    @app.get("/api/tables/{table_id}/record.{fmt}")
+    async def record(table_id: str, fmt: str) -> Response:
+        table = await service.get(_check_id(table_id))
+        text, media = service.export(table, fmt)
+        name = f"nard-{table.id}.{fmt}"
+        return Response(
+            text,
+            media_type=media,
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        )
+
+    # -- live tables -----------------------------------------------------------------
+    @app.websocket("/ws/tables/{table_id}")
+    async def live(socket: WebSocket, table_id: str) -> None:
+        origin = socket.headers.get("origin")
+        if origin and urlsplit(origin).netloc != socket.headers.get("host"):
+            await socket.close(code=4403, reason="cross-origin")
+            return
+        token = socket.cookies.get(COOKIE)
+        found = store.auth_session(token) if token else None
+        player = found[0] if found else None
+        try:
+            table = await service.get(_check_id(table_id))
+        except ServiceError as exc:
+            await socket.close(code=4404, reason=exc.message[:100])
+            return
+        await socket.accept()
+        updates: asyncio.Queue[LiveTable] = asyncio.Queue()
+        service.watch(table.id, updates.put_nowait)
+
+        async def send(table: LiveTable) -> None:
+            await socket.send_json({"type": "table", "table": view(table, player).model_dump()})
+
+        async def pump() -> None:
+            while True:
+                await send(await updates.get())
+
+        sender = asyncio.create_task(pump())
+        try:
+            await send(table)
+            while True:
+                text = await socket.receive_text()
+                await _ws_message(socket, text, table.id, player)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            service.unwatch(table.id, updates.put_nowait)
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sender
+
+    async def _ws_message(
+        socket: WebSocket, text: str, table_id: str, player: PlayerRow | None
+    ) -> None:
+        async def refuse(code: str, message: str) -> None:
+            await socket.send_json({"type": "error", "error": {"code": code, "message": message}})
+
+        if len(text) > MAX_WS_MESSAGE:
+            await refuse("too_large", f"messages are at most {MAX_WS_MESSAGE} characters")
+            return
+        try:
+            message = json.loads(text)
+            body = ActionRequest.model_validate(message)
+        except (ValueError, ValidationError) as exc:
+            await refuse("invalid_request", f"not an action: {str(exc).splitlines()[0]}")
+            return
+        if player is None:
+            await refuse("not_signed_in", "spectators cannot act")
+            return
+        try:
+            command = _command(body.model_dump(exclude={"seq"}, exclude_none=True))
+            await service.act(table_id, player, command, body.seq)
+        except ServiceError as exc:
+            await refuse(exc.code, exc.message)
+
+    # -- the page -----------------------------------------------------------------------
+    static = resources.files("nard.server") / "static"
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+
+    async def page() -> HTMLResponse:
+        return HTMLResponse((static / "index.html").read_text(encoding="utf-8"))
+
+    for path in ("/", "/play/{table_id}", "/verify", "/archive", "/rules"):
+        app.add_api_route(path, _page_route(page), include_in_schema=False)
+    return app
+
+
+def _page_route(page: Callable[[], Awaitable[HTMLResponse]]) -> Callable[..., Any]:
+    async def route(request: Request) -> HTMLResponse:
+        return await page()
+
+    return route
+
+
+def _check_id(table_id: str) -> str:
+    if not (1 <= len(table_id) <= 16) or not all(c.isalnum() or c in "-_" for c in table_id):
+        raise ServiceError(404, "no_such_table", f"no table {table_id[:40]!r}")
+    return table_id
+
+
+def _command(data: dict[str, Any]) -> Command:
+    try:
+        return Command.from_json(data)
+    except InvalidCommandError as exc:
+        raise ServiceError(422, "invalid_action", str(exc)) from None

@@ -1,0 +1,98 @@
+"""The database tables (SQLAlchemy 2 ORM); migrations in ``nard/server/migrations``.
+
+A table's game is stored as what happened, not as a snapshot: its settings,
+its seats, its dice seeds and every command in order (``table_actions``, one
+row per action, written as it happens). The game is rebuilt by replaying the
+commands on the same fair dice, so a server restarted mid-game continues
+exactly where it was, and nothing needs the engine to restore a game.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = ["AuthSession", "Base", "PlayerRow", "TableActionRow", "TableRow", "TableSeatRow"]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class PlayerRow(Base):
+    """A person: a guest (no username) or an account (username and password hash)."""
+
+    __tablename__ = "players"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str | None] = mapped_column(String(32), unique=True)
+    display_name: Mapped[str] = mapped_column(String(32))
+    password_hash: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class AuthSession(Base):
+    """A signed-in browser: the SHA-256 of its cookie token, and its CSRF token."""
+
+    __tablename__ = "auth_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"))
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class TableRow(Base):
+    """A match or money session at one table, from creation to its end."""
+
+    __tablename__ = "tables"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON)
+    server_seed: Mapped[str] = mapped_column(String(64))
+    client_seed: Mapped[str] = mapped_column(String(64))
+    commitment: Mapped[str] = mapped_column(String(64))
+    invite_token: Mapped[str] = mapped_column(String(32))
+    public: Mapped[bool] = mapped_column(Boolean, default=False)
+    creator_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
+    action_count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class TableSeatRow(Base):
+    """Who sits in one seat: a person (``player_id``, none while the seat is open)
+    or the computer (``level``)."""
+
+    __tablename__ = "table_seats"
+
+    table_id: Mapped[str] = mapped_column(
+        ForeignKey("tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id"), index=True)
+    level: Mapped[str | None] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(32))
+
+
+class TableActionRow(Base):
+    """One command at a table, numbered from 0; (table, seq) is unique."""
+
+    __tablename__ = "table_actions"
+
+    table_id: Mapped[str] = mapped_column(
+        ForeignKey("tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    command: Mapped[dict[str, Any]] = mapped_column(JSON)
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)

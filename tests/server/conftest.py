@@ -1,0 +1,87 @@
+"""Server test fixtures: the app on a fresh database, SQLite or PostgreSQL.
+
+Storage tests run on both databases. PostgreSQL is the one at
+``NARD_TEST_POSTGRES`` (default ``postgresql+psycopg://postgres@127.0.0.1:5432/postgres``,
+the server ``.ci/run`` starts); each test gets a database of its own, dropped
+after it. Without a server the PostgreSQL cases are skipped, unless
+``NARD_REQUIRE_POSTGRES=1`` (CI), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+
+from nard.server import Settings, create_app
+from nard.server.storage import Storage
+
+POSTGRES = os.environ.get(
+    "NARD_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+def _postgres_database() -> Iterator[str]:
+    admin = create_engine(POSTGRES, isolation_level="AUTOCOMMIT")
+    name = f"nard_test_{uuid.uuid4().hex[:12]}"
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except OperationalError as exc:
+        admin.dispose()
+        if os.environ.get("NARD_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PostgreSQL at {POSTGRES} is required here: {exc}")
+        pytest.skip(f"no PostgreSQL at {POSTGRES}")
+    try:
+        yield make_url(POSTGRES).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database: an SQLite file, then a PostgreSQL database."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'nard.db'}"
+    else:
+        yield from _postgres_database()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'nard.db'}"
+
+
+def make_settings(url: str, tmp_path: Path) -> Settings:
+    return Settings(database_url=url, data_dir=tmp_path, engine_workers=1)
+
+
+def seeded(seed: int) -> Callable[[], bytes]:
+    """Deterministic secret dice seeds for the tables of one test."""
+    rng = random.Random(seed)
+    return lambda: rng.randbytes(32)
+
+
+def app_on(url: str, tmp_path: Path, seed: int = 1) -> tuple[FastAPI, Storage]:
+    storage = Storage(url)
+    return create_app(make_settings(url, tmp_path), storage, server_seeds=seeded(seed)), storage
+
+
+@pytest.fixture
+def client(sqlite_url: str, tmp_path: Path) -> Iterator[TestClient]:
+    """The app on a fresh SQLite database, with a client (not signed in)."""
+    app, storage = app_on(sqlite_url, tmp_path)
+    with TestClient(app) as c:
+        yield c
+    storage.close()

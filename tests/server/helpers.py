@@ -1,0 +1,61 @@
+"""Driving the API in tests: sign in, create tables, play whole games."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+
+def guest(client: TestClient, name: str = "ann") -> dict[str, str]:
+    """Sign ``client`` in as a guest; returns the CSRF header to send."""
+    response = client.post("/api/guest", json={"name": name})
+    assert response.status_code == 200, response.text
+    return {"X-CSRF-Token": response.json()["csrf_token"]}
+
+
+def new_table(client: TestClient, headers: dict[str, str], **settings: Any) -> dict[str, Any]:
+    body = {"opponent": "computer", "level": "expert", "match_length": 1, **settings}
+    response = client.post("/api/tables", json=body, headers=headers)
+    assert response.status_code == 201, response.text
+    table: dict[str, Any] = response.json()
+    return table
+
+
+def simple_command(table: dict[str, Any]) -> dict[str, Any]:
+    """A legal command for the seat to act: the first play listed, take, roll, accept."""
+    game = table["game"]
+    legal = game["legal_actions"]
+    if "play" in legal:
+        return {"action": "play", "play": game["legal_plays"][0]["play"]}
+    for action in ("roll", "take", "accept"):
+        if action in legal:
+            return {"action": action}
+    raise AssertionError(f"no simple command among {legal}")
+
+
+def act(
+    client: TestClient, table_id: str, headers: dict[str, str], command: dict[str, Any]
+) -> dict[str, Any]:
+    response = client.post(f"/api/tables/{table_id}/actions", json=command, headers=headers)
+    assert response.status_code == 200, response.text
+    table: dict[str, Any] = response.json()
+    return table
+
+
+def play_until(
+    client: TestClient,
+    table: dict[str, Any],
+    headers: dict[str, str],
+    *,
+    actions: int | None = None,
+) -> dict[str, Any]:
+    """Act for the caller's seat until the table stops waiting for it (or ``actions``)."""
+    done = 0
+    while table["status"] == "playing" and table["to_act"] == table["you"]:
+        if actions is not None and done == actions:
+            break
+        table = act(client, table["id"], headers, simple_command(table))
+        done += 1
+        assert done < 2000, "the game did not end"
+    return table

@@ -1,0 +1,124 @@
+"""Storage on SQLite and PostgreSQL: migrations, appends that never overwrite, seats."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from nard.server.models import Base
+from nard.server.storage import ConflictError, Storage, UsernameTakenError
+
+
+@pytest.fixture
+def storage(database_url: str) -> Iterator[Storage]:
+    store = Storage(database_url)
+    store.migrate()
+    yield store
+    store.close()
+
+
+def make_table(storage: Storage, table_id: str = "t1") -> int:
+    player = storage.create_player("ann")
+    storage.create_table(
+        table_id,
+        status="playing",
+        settings={"match_length": 1},
+        seats=[
+            {"player_id": player.id, "level": None, "name": "ann"},
+            {"player_id": None, "level": "expert", "name": "nard"},
+        ],
+        server_seed="00" * 32,
+        client_seed="c",
+        commitment="ab" * 32,
+        invite_token="invite",
+        creator_id=player.id,
+    )
+    return player.id
+
+
+def test_the_migrations_build_exactly_the_models(storage: Storage) -> None:
+    storage.migrate()  # a second run changes nothing
+    with storage.engine.connect() as connection:
+        context = MigrationContext.configure(connection)
+        assert compare_metadata(context, Base.metadata) == []
+
+
+def test_actions_are_appended_in_order_and_never_overwritten(storage: Storage) -> None:
+    make_table(storage)
+    storage.append_actions("t1", 0, [(-1, {"action": "opening roll"})], status="playing")
+    storage.append_actions(
+        "t1",
+        1,
+        [(0, {"action": "play", "play": "8/5 6/5"}), (1, {"action": "roll"})],
+        status="playing",
+    )
+    with pytest.raises(ConflictError):
+        storage.append_actions("t1", 1, [(0, {"action": "double"})], status="playing")
+    with pytest.raises(ConflictError):
+        storage.append_actions("t1", 7, [(0, {"action": "double"})], status="playing")
+    stored = storage.load_table("t1")
+    assert stored is not None
+    assert [(a.seq, a.seat, a.command["action"]) for a in stored.actions] == [
+        (0, -1, "opening roll"),
+        (1, 0, "play"),
+        (2, 1, "roll"),
+    ]
+    assert stored.row.action_count == 3
+
+
+def test_a_seat_is_taken_once(storage: Storage) -> None:
+    make_table(storage)
+    storage.create_player("bob")
+    bob = storage.create_player("bob again")
+    assert storage.take_seat("t1", 1, bob.id, "bob") is False  # the computer's seat
+    storage.create_table(
+        "t2",
+        status="waiting",
+        settings={},
+        seats=[
+            {"player_id": bob.id, "level": None, "name": "bob"},
+            {"player_id": None, "level": None, "name": "open seat"},
+        ],
+        server_seed="00" * 32,
+        client_seed="c",
+        commitment="ab" * 32,
+        invite_token="i",
+        creator_id=bob.id,
+        public=True,
+    )
+    assert [t.row.id for t in storage.open_tables()] == ["t2"]
+    carol = storage.create_player("carol")
+    dave = storage.create_player("dave")
+    assert storage.take_seat("t2", 1, carol.id, "carol") is True
+    assert storage.take_seat("t2", 1, dave.id, "dave") is False
+    stored = storage.load_table("t2")
+    assert stored is not None and stored.seats[1].player_id == carol.id
+    assert stored.row.status == "playing" and storage.open_tables() == []
+    assert {t.row.id for t in storage.tables_of(carol.id)} == {"t2"}
+
+
+def test_usernames_are_unique(storage: Storage) -> None:
+    storage.create_player("ann", "ann", "hash")
+    with pytest.raises(UsernameTakenError, match="'ann'"):
+        storage.create_player("ann", "ann", "hash")
+    guest = storage.create_player("guest")
+    with pytest.raises(UsernameTakenError):
+        storage.upgrade_guest(guest.id, "ann", "hash")
+    assert storage.player(guest.id) is not None
+    assert storage.player_by_username("ann") is not None
+
+
+def test_sign_in_tokens_are_stored_hashed(storage: Storage) -> None:
+    player = storage.create_player("ann")
+    token, csrf = storage.new_auth_session(player.id)
+    found = storage.auth_session(token)
+    assert found is not None and found[0].id == player.id and found[1] == csrf
+    with storage.engine.connect() as connection:
+        rows = connection.exec_driver_sql("SELECT token_hash FROM auth_sessions").all()
+    assert rows and all(token not in row[0] for row in rows)
+    storage.end_auth_session(token)
+    assert storage.auth_session(token) is None
+    assert storage.auth_session("made up") is None
