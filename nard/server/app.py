@@ -354,6 +354,12 @@ def create_app(
             raise ServiceError(401, "not_signed_in", "play as a guest or sign in first")
         return await service.hint(_check_id(table_id), who.player)
 
+    @app.get("/api/tables/{table_id}/replay")
+    async def replay(table_id: str) -> dict[str, Any]:
+        """Every step of the table's games, for the replay viewer."""
+        table = await service.get(_check_id(table_id))
+        return {"steps": table.replay_steps()}
+
     @app.get("/api/tables/{table_id}/record.{fmt}")
     async def record(table_id: str, fmt: str) -> Response:
         table = await service.get(_check_id(table_id))

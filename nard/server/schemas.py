@@ -102,9 +102,13 @@ class SeatView(BaseModel):
 
 
 class LegalPlay(BaseModel):
+    """A legal play: its text, its moves and the board after it, from the mover's side
+    (points 1-24 the mover's, 25 its bar, 0 the opponent's bar)."""
+
     play: str
     moves: list[list[int]]
     result: str
+    board: list[int]
 
 
 class ResultView(BaseModel):

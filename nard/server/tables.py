@@ -26,11 +26,11 @@ from typing import Any
 
 from nard.engine import Level
 from nard.match.commands import Command, perform
-from nard.match.dice import FairDice, RecordingDice
+from nard.match.dice import FairDice, FixedDice, RecordingDice
 from nard.match.game import Decision, Game, GameAction, MatchStateError
 from nard.match.match import Match, MatchRules, MoneyRules, Session
 from nard.notation.json_record import DiceCommitment
-from nard.notation.records import Action, MatchRecord
+from nard.notation.records import Action, ActionKind, MatchRecord
 
 __all__ = [
     "TABLE_SEAT",
@@ -264,6 +264,45 @@ class LiveTable:
             raise TableClosedError(f"seat {seat} of table {self.id} is taken")
         self.seats[seat] = info
 
+    def replay_steps(self) -> list[dict[str, Any]]:
+        """The board after every step of the table, for the replay viewer (seat 0's
+        side, as :meth:`view` gives it): the log replayed on the dice rolled."""
+        log = self.dice.log
+        pairs = [(log[i], log[i + 1]) for i in range(0, len(log) - 1, 2)]
+        games = self.rules.games(RecordingDice(FixedDice(pairs)))
+        steps: list[dict[str, Any]] = []
+        for seat, command in self.log:
+            game = games.games[-1] if games.games else None
+            if game is None or game.is_over:
+                game = games.new_game()
+            perform(game, command)
+            board = game.position_for(0)
+            last = game.actions[-1] if game.actions and seat != TABLE_SEAT else None
+            steps.append(
+                {
+                    "game": len(games.games),
+                    "board": list(board),
+                    "off": [
+                        15 - sum(c for c in board if c > 0),
+                        15 + sum(c for c in board if c < 0),
+                    ],
+                    "dice": list(game.dice) if game.dice else None,
+                    "cube": game.cube_value,
+                    "cube_owner": game.cube_owner,
+                    "score": list(games.score),
+                    "text": "" if last is None else self._step_text(last),
+                }
+            )
+        return steps
+
+    def _step_text(self, action: Action) -> str:
+        name = self.seats[action.player].name
+        if action.kind is ActionKind.MOVE:
+            dice = f"{action.dice[0]}-{action.dice[1]}" if action.dice else ""
+            return f"{name}: {dice} {action.play or '(no move)'}"
+        detail = f" {action.cube}" if action.cube else f" {action.resign}" if action.resign else ""
+        return f"{name}: {action.kind.value}{detail}"
+
     # -- records -------------------------------------------------------------
     def record(self) -> MatchRecord:
         players = (self.seats[0].name, self.seats[1].name)
@@ -330,11 +369,13 @@ class LiveTable:
         if acting is not None and acting == viewer and game.decision is Decision.PLAY:
             position = game.position
             for play in game.legal_plays():
+                after = play.result.flip()  # the mover's side, after the play
                 plays.append(
                     {
                         "play": position.format_play(play),
                         "moves": [[m[0], m[1]] for m in play.moves],
-                        "result": play.result.flip().position_id(),
+                        "result": after.position_id(),
+                        "board": list(after),
                     }
                 )
         result = game.result

@@ -1,0 +1,580 @@
+// nard's page: sign-in, new game, lobby, the table, archive, rules, dice check.
+// Plain ES modules, no build step; the server (nard serve) decides everything
+// about the game: the page only shows it and sends the player's actions.
+"use strict";
+
+import { LANGUAGES, language, pickLanguage, setLanguage, t } from "./i18n.js";
+import { MoveInput, drawBoard, flip, pointAt } from "./board.js";
+import { verifyRecord } from "./verify.js";
+
+const $ = (selector, root = document) => root.querySelector(selector);
+const main = () => $("#main");
+let me = null;
+
+function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === false || v === null || v === undefined) continue;
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (k === "text") node.textContent = v;
+    else node.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+// -- the API ----------------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function api(method, path, body) {
+  const headers = {};
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method !== "GET" && me) headers["X-CSRF-Token"] = me.csrf_token;
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "same-origin",
+  });
+  if (response.status === 204) return null;
+  const data = await response.json().catch(() => null);
+  if (!response.ok) {
+    const error = (data && data.error) || { code: "http_error", message: response.statusText };
+    throw new ApiError(response.status, error.code, error.message);
+  }
+  return data;
+}
+
+function showError(error) {
+  const box = $("#error");
+  box.textContent = `${t("error")}: ${error.message}`;
+  box.hidden = false;
+  clearTimeout(showError.timer);
+  showError.timer = setTimeout(() => (box.hidden = true), 6000);
+}
+
+async function ensureGuest() {
+  if (!me) me = await api("POST", "/api/guest", {});
+  renderHeader();
+}
+
+// -- header and routing ----------------------------------------------------------
+
+function renderHeader() {
+  const nav = $("#nav");
+  const links = [
+    ["/", "nav_play"],
+    ["/archive", "nav_archive"],
+    ["/rules", "nav_rules"],
+    ["/verify", "nav_verify"],
+  ];
+  nav.replaceChildren(
+    ...links.map(([href, key]) => h("a", { href, "data-link": true, text: t(key) })),
+  );
+  const select = h(
+    "select",
+    { id: "language", "aria-label": "language", onchange: (e) => { setLanguage(e.target.value); renderHeader(); route(); } },
+    ...Object.entries(LANGUAGES).map(([code, info]) =>
+      h("option", { value: code, selected: code === language(), text: info.name }),
+    ),
+  );
+  const who = me
+    ? h("span", { id: "who" }, t("signed_in_as", { name: me.name }), me.guest ? ` (${t("guest")})` : "")
+    : h("span", { id: "who" });
+  const out = me && !me.guest
+    ? h("button", { class: "link", onclick: async () => { await api("POST", "/api/logout"); me = null; renderHeader(); route(); }, text: t("sign_out") })
+    : null;
+  $("#account").replaceChildren(who, out || "", select);
+}
+
+document.addEventListener("click", (event) => {
+  const link = event.target.closest && event.target.closest("a[data-link]");
+  if (!link) return;
+  event.preventDefault();
+  navigate(link.getAttribute("href"));
+});
+
+function navigate(path) {
+  history.pushState(null, "", path);
+  route();
+}
+
+window.addEventListener("popstate", () => route());
+
+let leaveView = () => {};
+
+async function route() {
+  leaveView();
+  leaveView = () => {};
+  const path = location.pathname;
+  try {
+    if (path.startsWith("/play/")) await tableView(decodeURIComponent(path.slice(6)));
+    else if (path === "/verify") verifyView();
+    else if (path === "/archive") await archiveView();
+    else if (path === "/rules") await rulesView();
+    else await homeView();
+  } catch (error) {
+    showError(error);
+  }
+}
+
+// -- home: sign-in, new game, lobby ------------------------------------------------
+
+function field(label, input) {
+  return h("label", { class: "field" }, h("span", { text: label }), input);
+}
+
+function checkbox(name, label, checked = false) {
+  return h("label", { class: "check" }, h("input", { type: "checkbox", name, checked }), h("span", { text: label }));
+}
+
+async function homeView() {
+  const root = main();
+  root.replaceChildren();
+  if (!me || me.guest) root.append(signInBox());
+  root.append(newGameForm());
+  const lobby = h("section", { id: "lobby" }, h("h2", { text: t("lobby") }));
+  root.append(lobby);
+  const tables = await api("GET", "/api/tables");
+  if (!tables.length) lobby.append(h("p", { text: t("lobby_empty") }));
+  for (const table of tables) {
+    const host = table.seats.find((s) => s.kind === "person");
+    lobby.append(
+      h("div", { class: "lobby-row" },
+        h("span", { text: `${host ? host.name : "?"} — ${table.match_length ? t("match_to", { n: table.match_length }) : t("money")}` }),
+        h("button", { onclick: async () => {
+          try {
+            await ensureGuest();
+            await api("POST", `/api/tables/${table.id}/join`, {});
+            navigate(`/play/${table.id}`);
+          } catch (error) { showError(error); }
+        }, text: t("join") }),
+      ),
+    );
+  }
+}
+
+function signInBox() {
+  const name = h("input", { name: "guest_name", maxlength: 24, placeholder: t("guest_name") });
+  const user = h("input", { name: "username", maxlength: 24, autocomplete: "username" });
+  const pass = h("input", { name: "password", type: "password", maxlength: 200, autocomplete: "current-password" });
+  const credentials = () => ({ username: user.value.trim(), password: pass.value });
+  const signed = (data) => { me = data; renderHeader(); route(); };
+  return h("section", { id: "signin", class: "card" },
+    me ? null : h("form", { onsubmit: async (e) => {
+      e.preventDefault();
+      try { signed(await api("POST", "/api/guest", name.value.trim() ? { name: name.value.trim() } : {})); } catch (error) { showError(error); }
+    } }, field(t("guest_name"), name), h("button", { type: "submit", id: "guest-button", text: t("play_as_guest") })),
+    h("form", { onsubmit: (e) => e.preventDefault() },
+      field(t("username"), user), field(t("password"), pass),
+      h("div", { class: "buttons" },
+        h("button", { type: "button", onclick: async () => { try { signed(await api("POST", "/api/login", credentials())); } catch (error) { showError(error); } }, text: t("sign_in") }),
+        h("button", { type: "button", onclick: async () => { try { signed(await api("POST", "/api/register", credentials())); } catch (error) { showError(error); } }, text: t("register") }),
+      ),
+    ),
+  );
+}
+
+function newGameForm() {
+  const level = h("select", { name: "level" }, ...["beginner", "intermediate", "expert", "world-class"].map((l) => h("option", { value: l, selected: l === "expert", text: t(`level_${l}`) })));
+  const opponent = h("select", { name: "opponent" }, h("option", { value: "computer", text: t("computer") }), h("option", { value: "person", text: t("person") }));
+  const colour = h("select", { name: "seat" }, h("option", { value: "0", text: t("white") }), h("option", { value: "1", text: t("black") }));
+  const length = h("input", { name: "match_length", type: "number", min: 0, max: 64, value: 5 });
+  const autos = h("input", { name: "automatic_doubles", type: "number", min: 0, max: 6, value: 0 });
+  const gammon = h("select", { name: "backgammon" }, h("option", { value: "3", text: "3" }), h("option", { value: "2", text: "2" }));
+  const seed = h("input", { name: "client_seed", maxlength: 64 });
+  const form = h("form", { id: "new-game", class: "card", onsubmit: async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const body = {
+      opponent: opponent.value,
+      level: level.value,
+      seat: Number(colour.value),
+      match_length: Number(length.value),
+      automatic_doubles: Number(autos.value),
+      backgammon: Number(gammon.value),
+    };
+    for (const name of ["cube", "crawford", "holland", "jacoby", "beavers", "raccoons", "public"]) body[name] = data.get(name) === "on";
+    if (seed.value.trim()) body.client_seed = seed.value.trim();
+    try {
+      await ensureGuest();
+      const table = await api("POST", "/api/tables", body);
+      navigate(`/play/${table.id}`);
+    } catch (error) { showError(error); }
+  } },
+    h("h2", { text: t("new_game") }),
+    field(t("opponent"), opponent), field(t("level"), level), field(t("your_colour"), colour),
+    field(t("match_length"), length),
+    h("div", { class: "checks" },
+      checkbox("cube", t("cube"), true), checkbox("crawford", t("crawford"), true), checkbox("holland", t("holland")),
+      checkbox("jacoby", t("jacoby")), checkbox("beavers", t("beavers")), checkbox("raccoons", t("raccoons")),
+      checkbox("public", t("public_table")),
+    ),
+    field(t("automatic_doubles"), autos), field(t("backgammon_counts"), gammon), field(t("client_seed"), seed),
+    h("button", { type: "submit", id: "start", class: "primary", text: t("start") }),
+  );
+  return form;
+}
+
+// -- the table --------------------------------------------------------------------
+
+function settings() {
+  return {
+    homeRight: localStorage.getItem("nard.home") !== "left",
+    swap: localStorage.getItem("nard.swap") === "1",
+  };
+}
+
+async function tableView(id) {
+  let table = await api("GET", `/api/tables/${encodeURIComponent(id)}`);
+  // Joining by an invite link: sit down first (the socket then knows the seat).
+  const invite = new URLSearchParams(location.search).get("invite");
+  if (invite && table.you === null && table.status === "waiting") {
+    await ensureGuest();
+    table = await api("POST", `/api/tables/${table.id}/join`, { invite });
+    history.replaceState(null, "", `/play/${table.id}`);
+  }
+  let input = null;
+  let selected = null;
+  let hint = null;
+  let replayAt = null; // a step of the replay viewer, or null for the live game
+  let steps = null;
+  const root = main();
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.id = "board";
+  svg.setAttribute("role", "img");
+  const status = h("div", { id: "status", "aria-live": "polite" });
+  const controls = h("div", { id: "controls" });
+  const side = h("aside", { id: "side" });
+  root.replaceChildren(h("div", { id: "table" }, h("div", { id: "board-wrap" }, svg, status, controls), side));
+
+  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/tables/${encodeURIComponent(id)}`);
+  socket.addEventListener("message", (event) => {
+    const message = JSON.parse(event.data);
+    if (message.type === "table") {
+      // Only newer states: the socket may still deliver the steps that led to
+      // a state an action's answer already brought.
+      const newer = message.table.seq > table.seq;
+      const same = message.table.seq === table.seq;
+      if (newer || (same && (message.table.status !== table.status || message.table.seats.some((s, i) => s.kind !== table.seats[i].kind)))) {
+        table = message.table;
+        input = null;
+        selected = null;
+        hint = null;
+        render();
+      }
+    } else if (message.type === "error") showError(message.error);
+  });
+  leaveView = () => socket.close();
+
+  // While a request is out the table is marked busy and its buttons are off.
+  async function busy(work) {
+    const node = $("#table");
+    node.dataset.busy = "1";
+    controls.querySelectorAll("button, select").forEach((b) => (b.disabled = true));
+    try { await work(); } catch (error) {
+      showError(error);
+      if (error.code === "stale") { table = await api("GET", `/api/tables/${table.id}`); }
+    } finally {
+      delete node.dataset.busy;
+      render();
+    }
+  }
+
+  function send(command) {
+    return busy(async () => {
+      table = await api("POST", `/api/tables/${table.id}/actions`, { ...command, seq: table.seq });
+      input = null;
+      selected = null;
+      hint = null;
+    });
+  }
+
+  function post(path) {
+    return busy(async () => { table = await api("POST", `/api/tables/${table.id}/${path}`); });
+  }
+
+  const mySeat = () => table.you;
+  const viewer = () => (table.you === null ? 0 : table.you);
+  const nameOf = (seat) => (seat === table.you ? `${table.seats[seat].name} (${t("seat_you")})` : table.seats[seat].name);
+
+  function viewerBoard(board) {
+    return viewer() === 0 ? board : flip(board);
+  }
+
+  function onPoint(point) {
+    if (!input) return;
+    if (selected !== null && input.destinations(selected).includes(point)) {
+      input.move(selected, point);
+      selected = null;
+      const only = input.options();
+      const sources = [...new Set(only.map((o) => o.from))];
+      if (sources.length === 1 && input.board[25] > 0) selected = sources[0];
+    } else if (input.destinations(point).length) {
+      selected = point;
+    } else {
+      selected = null;
+    }
+    render();
+  }
+
+  function onDrag(point, event) {
+    if (!input || !input.destinations(point).length) return;
+    selected = point;
+    render();
+    const up = (e) => {
+      window.removeEventListener("pointerup", up);
+      const target = pointAt(svg, e.clientX, e.clientY);
+      if (target !== null && target !== point && input && input.destinations(point).includes(target)) onPoint(target);
+    };
+    window.addEventListener("pointerup", up);
+  }
+
+  function render() {
+    const game = table.game;
+    const cfg = settings();
+    let homeRight = cfg.homeRight;
+    if (cfg.swap && table.game_number % 2 === 0) homeRight = !homeRight;
+    const myTurn = table.to_act !== null && table.to_act === mySeat();
+    if (game && myTurn && game.decision === "play" && !input) input = new MoveInput(viewerBoard(game.board), game.dice, game.legal_plays);
+    if (!game || !myTurn || game.decision !== "play") input = null;
+
+    // The board: a replay step, the move being entered, or the game as it stands.
+    let board = game ? viewerBoard(game.board) : null;
+    let dice = game ? game.dice : null;
+    let cube = game ? game.cube : 1;
+    let owner = game ? game.cube_owner : null;
+    let off = game ? [game.off[viewer()], game.off[1 - viewer()]] : [0, 0];
+    if (replayAt !== null && steps) {
+      const step = steps[replayAt];
+      board = viewerBoard(step.board);
+      dice = step.dice;
+      cube = step.cube;
+      owner = step.cube_owner;
+      off = [step.off[viewer()], step.off[1 - viewer()]];
+    } else if (input) {
+      board = input.board;
+    }
+    if (board) {
+      drawBoard(svg, {
+        board,
+        homeRight,
+        colours: viewer() === 0 ? ["white", "black"] : ["black", "white"],
+        off,
+        dice,
+        diceMine: game && game.on_roll === viewer(),
+        cube: game && game.cube_in_play ? { value: cube } : null,
+        cubeOwnerIsMe: owner === null ? null : owner === viewer(),
+        selected,
+        targets: input && selected !== null ? input.destinations(selected) : [],
+        onPoint,
+        onDrag,
+        labels: { off: t("off") },
+      });
+      svg.setAttribute("aria-label", game ? game.position_id : "");
+      svg.dataset.positionId = game ? game.position_id : "";
+    }
+    renderStatus(game, myTurn);
+    renderControls(game, myTurn);
+    renderSide(game, cfg);
+  }
+
+  function renderStatus(game, myTurn) {
+    const lines = [];
+    if (table.status === "waiting") {
+      const link = `${location.origin}/play/${table.id}?invite=${table.invite || ""}`;
+      lines.push(h("p", { text: t("waiting") }), h("input", { id: "invite-link", readonly: true, value: link, onclick: (e) => e.target.select() }));
+    } else if (table.status === "finished") {
+      if (table.match_length && table.winner !== null) lines.push(h("p", { class: "result", text: t("match_over", { name: nameOf(table.winner) }) }));
+      else lines.push(h("p", { class: "result", text: t("session_over") }));
+    } else if (game) {
+      if (game.result) lines.push(h("p", { class: "result", text: t("game_over", { name: nameOf(game.result.winner), n: game.result.points }) }));
+      if (game.decision === "take or pass" || game.decision === "accept or beaver") lines.push(h("p", { text: t("offers_double", { name: nameOf(game.on_roll), n: game.cube * 2 }) }));
+      if (game.resignation) lines.push(h("p", { text: t("offers_resign", { name: nameOf(game.on_roll), n: game.resignation }) }));
+      if (table.to_act !== null) lines.push(h("p", { class: myTurn ? "turn mine" : "turn", text: myTurn ? t("your_turn") : t("their_turn", { name: nameOf(table.to_act) }) }));
+      if (table.you === null) lines.push(h("p", { text: t("spectating") }));
+    }
+    if (hint) lines.push(hint);
+    status.replaceChildren(...lines);
+  }
+
+  function button(key, onclick, extra = {}) {
+    return h("button", { onclick, "data-action": key, ...extra, text: t(key) });
+  }
+
+  function renderControls(game, myTurn) {
+    const buttons = [];
+    if (table.between_games && mySeat() !== null) {
+      buttons.push(button("next_game", () => post("next-game"), { class: "primary" }), button("end_session", () => post("end")));
+    } else if (table.status === "waiting" && mySeat() !== null) {
+      buttons.push(button("end_session", () => post("end")));
+    }
+    if (game && myTurn) {
+      const legal = new Set(game.legal_actions);
+      if (input) {
+        const done = input.complete();
+        buttons.push(button("confirm", () => send({ action: "play", play: done.play }), { class: "primary", disabled: !done }));
+        buttons.push(button("undo", () => { input.reset(); selected = null; render(); }, { disabled: !input.moves.length }));
+      }
+      for (const action of ["roll", "double", "take", "pass", "beaver", "raccoon", "accept", "reject"]) {
+        if (legal.has(action)) buttons.push(button(action, () => send({ action }), { class: action === "roll" || action === "take" ? "primary" : "" }));
+      }
+      if (legal.has("resign")) {
+        const menu = h("select", { "aria-label": t("resign"), id: "resign", onchange: (e) => { const points = Number(e.target.value); e.target.value = ""; if (points) send({ action: "resign", points }); } },
+          h("option", { value: "", text: `${t("resign")}…` }),
+          h("option", { value: "1", text: t("resign_single") }),
+          h("option", { value: "2", text: t("resign_gammon") }),
+          h("option", { value: "3", text: t("resign_backgammon") }));
+        buttons.push(menu);
+      }
+      if (table.seats.some((s) => s.kind === "computer")) buttons.push(button("hint", showHint));
+    }
+    controls.replaceChildren(...buttons);
+  }
+
+  async function showHint() {
+    try {
+      const data = await api("GET", `/api/tables/${table.id}/hint`);
+      if (data.kind === "plays") {
+        hint = h("ol", { id: "hint" }, ...data.plays.slice(0, 5).map((p) => h("li", { text: `${p.play}  ${p.equity >= 0 ? "+" : ""}${p.equity.toFixed(3)}` })));
+      } else {
+        hint = h("p", { id: "hint", text: t("hint_cube", { action: data.action }) });
+      }
+      render();
+    } catch (error) { showError(error); }
+  }
+
+  function renderSide(game, cfg) {
+    const score = h("div", { id: "score" },
+      h("h3", { text: table.match_length ? t("match_to", { n: table.match_length }) : t("money") }),
+      ...[0, 1].map((seat) => h("div", { class: `player seat${seat}${table.to_act === seat ? " acting" : ""}` },
+        h("span", { class: `swatch ${seat === 0 ? "white" : "black"}` }),
+        h("span", { class: "name", text: nameOf(seat) }),
+        h("span", { class: "points", text: String(table.score[seat]) }),
+        game ? h("span", { class: "pips", text: `${t("pips")} ${game.pips[seat === 0 ? 0 : 1]}` }) : null)),
+      table.crawford ? h("p", { class: "crawford", text: t("crawford_game") }) : null,
+    );
+    const historyList = h("ol", { id: "history" }, ...(game ? game.history : []).map((a) => h("li", { text: describe(a) })));
+    const orientation = h("label", { class: "check" },
+      h("span", { text: `${t("orientation")}: ` }),
+      h("select", { id: "orientation", onchange: (e) => { localStorage.setItem("nard.home", e.target.value); render(); } },
+        h("option", { value: "right", selected: cfg.homeRight, text: t("bottom_right") }),
+        h("option", { value: "left", selected: !cfg.homeRight, text: t("bottom_left") })));
+    const swap = h("label", { class: "check" }, h("input", { type: "checkbox", id: "swap", checked: cfg.swap, onchange: (e) => { localStorage.setItem("nard.swap", e.target.checked ? "1" : "0"); render(); } }), h("span", { text: t("swap_sides") }));
+    const fair = h("div", { id: "fair" },
+      h("p", {}, `${t("dice_commitment")}: `, h("code", { text: table.dice_commitment })),
+      h("p", {}, `${t("client_seed")}: `, h("code", { text: table.client_seed })),
+      h("p", {}, `${t("server_seed")}: `, table.server_seed ? h("code", { id: "server-seed", text: table.server_seed }) : t("not_revealed")),
+      table.status === "finished" ? h("a", { href: `/verify?table=${table.id}`, "data-link": true, text: t("verify_link") }) : null,
+    );
+    const downloads = h("p", { class: "downloads" }, `${t("download")}: `,
+      ...["mat", "sgf", "json"].map((fmt) => h("a", { href: `/api/tables/${table.id}/record.${fmt}`, download: true, dir: "ltr", text: fmt.toUpperCase() })));
+    const replay = table.status === "finished" ? h("div", { id: "replay" },
+      h("button", { "data-action": "replay_back", onclick: () => stepReplay(-1), text: t("step_back") }),
+      h("span", { id: "replay-step", text: replayAt === null ? t("replay") : `${replayAt + 1} / ${steps.length}` }),
+      h("button", { "data-action": "replay_forward", onclick: () => stepReplay(1), text: t("step_forward") })) : null;
+    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", orientation, swap, fair, downloads);
+  }
+
+  async function stepReplay(delta) {
+    try {
+      if (!steps) steps = (await api("GET", `/api/tables/${table.id}/replay`)).steps;
+      replayAt = replayAt === null ? (delta > 0 ? 0 : steps.length - 1) : Math.min(steps.length - 1, Math.max(0, replayAt + delta));
+      render();
+      $("#status").replaceChildren(h("p", { id: "replay-text", text: steps[replayAt].text }));
+    } catch (error) { showError(error); }
+  }
+
+  function describe(action) {
+    const who = table.seats[action.seat] ? table.seats[action.seat].name : "";
+    if (action.kind === "move") return `${who}: ${action.dice.join("-")} ${action.play || "—"}`;
+    if (action.kind === "double" || action.kind === "beaver" || action.kind === "raccoon") return `${who}: ${t(action.kind)} → ${action.cube}`;
+    if (action.kind === "resign") return `${who}: ${t("resign")} ${action.resign}`;
+    if (action.kind === "drop") return `${who}: ${t("pass")}`;
+    return `${who}: ${t(action.kind)}`;
+  }
+
+  render();
+}
+
+// -- archive ----------------------------------------------------------------------
+
+async function archiveView() {
+  const tables = await api("GET", "/api/my-tables");
+  const rows = tables.map((table) => h("li", {},
+    h("a", { href: `/play/${table.id}`, "data-link": true, text: `${table.seats.map((s) => s.name).join(" — ")}` }),
+    ` · ${table.match_length ? t("match_to", { n: table.match_length }) : t("money")} · ${t(`status_${table.status}`)} · ${table.created_at.slice(0, 16).replace("T", " ")}`));
+  main().replaceChildren(h("section", { class: "card" }, h("h2", { text: t("nav_archive") }), rows.length ? h("ul", { id: "archive" }, ...rows) : h("p", { text: t("archive_empty") })));
+}
+
+// -- rules ------------------------------------------------------------------------
+
+async function rulesView() {
+  const lang = language();
+  const response = await fetch(`/static/rules/${lang}.md`);
+  const text = await response.text();
+  const section = h("section", { class: "card rules", id: "rules" });
+  if (t("rules_note")) section.append(h("p", { class: "note", text: t("rules_note") }));
+  let list = null;
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (!line) { list = null; continue; }
+    const heading = line.match(/^(#{1,4})\s+(.*)$/);
+    const item = line.match(/^(?:[-*•]|\d+[.)])\s+(.*)$/);
+    if (heading) { list = null; section.append(h(`h${Math.min(4, heading[1].length + 1)}`, { text: heading[2] })); }
+    else if (item) { if (!list) { list = h("ul"); section.append(list); } list.append(h("li", { text: item[1].replace(/\*\*/g, "") })); }
+    else { list = null; section.append(h("p", { text: line.replace(/\*\*/g, "") })); }
+  }
+  main().replaceChildren(section);
+}
+
+// -- dice verification ----------------------------------------------------------------
+
+function verifyView() {
+  const tableId = h("input", { id: "verify-table", name: "table", value: new URLSearchParams(location.search).get("table") || "" });
+  const record = h("textarea", { id: "verify-record", rows: 8 });
+  const result = h("div", { id: "verify-result", "aria-live": "polite" });
+  const run = async () => {
+    try {
+      let text = record.value.trim();
+      if (!text && tableId.value.trim()) {
+        const response = await fetch(`/api/tables/${encodeURIComponent(tableId.value.trim())}/record.json`);
+        if (!response.ok) throw new Error((await response.json()).error.message);
+        text = await response.text();
+        record.value = text;
+      }
+      const outcome = await verifyRecord(JSON.parse(text));
+      result.className = outcome.ok ? "ok" : "bad";
+      if (outcome.unrevealed) result.textContent = t("verify_unrevealed");
+      else if (!outcome.commitmentOk) result.textContent = t("verify_bad_commitment");
+      else if (outcome.mismatch) result.textContent = t("verify_bad_die", outcome.mismatch);
+      else result.textContent = t("verify_ok", { n: outcome.dice });
+    } catch (error) { result.className = "bad"; result.textContent = `${t("error")}: ${error.message}`; }
+  };
+  main().replaceChildren(h("section", { class: "card", id: "verify" },
+    h("h2", { text: t("verify_title") }), h("p", { text: t("verify_intro") }),
+    field(t("table_id"), tableId), field(t("record_json"), record),
+    h("button", { id: "verify-button", class: "primary", onclick: run, text: t("verify") }), result));
+  if (tableId.value) run();
+}
+
+// -- start ----------------------------------------------------------------------------
+
+async function start() {
+  setLanguage(pickLanguage());
+  try { me = await api("GET", "/api/me"); } catch { me = null; }
+  renderHeader();
+  await route();
+}
+
+start();

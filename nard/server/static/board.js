@@ -1,0 +1,268 @@
+// The board in SVG, and checker moves entered by clicks or drags.
+//
+// Boards are 26 numbers from one side's view ("mover's view"): points 1-24 hold
+// that side's checkers as positive counts and the other side's as negative ones,
+// 25 is that side's bar and 0 the other side's bar (a count <= 0). The server
+// sends the game board from seat 0's side; flip() turns it to seat 1's.
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const W = 1000;
+const H = 760;
+const FRAME = 20;
+const TRAY = 70; // bear-off tray width
+const BAR = 60;
+const POINT_W = (W - 2 * FRAME - TRAY - BAR) / 12;
+const POINT_H = 300;
+const R = POINT_W / 2 - 3; // checker radius
+
+export function flip(board) {
+  const out = new Array(26).fill(0);
+  for (let i = 1; i <= 24; i++) out[25 - i] = -board[i];
+  out[0] = -board[25];
+  out[25] = -board[0];
+  return out;
+}
+
+function el(name, attrs = {}, parent = null) {
+  const node = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+// -- legal single moves (the client only proposes; the server decides) ---------
+
+function isHome(board) {
+  if (board[25] > 0) return false;
+  for (let p = 7; p <= 24; p++) if (board[p] > 0) return false;
+  return true;
+}
+
+function singleMoves(board, die) {
+  const moves = [];
+  const sources = board[25] > 0 ? [25] : [];
+  if (!sources.length) for (let p = 24; p >= 1; p--) if (board[p] > 0) sources.push(p);
+  const home = isHome(board);
+  for (const from of sources) {
+    const to = from - die;
+    if (to >= 1) {
+      if (board[to] >= -1) moves.push([from, to]);
+    } else if (home) {
+      if (to === 0) moves.push([from, 0]);
+      else {
+        let higher = false;
+        for (let p = from + 1; p <= 6; p++) if (board[p] > 0) higher = true;
+        if (!higher) moves.push([from, 0]);
+      }
+    }
+  }
+  return moves;
+}
+
+function applyMove(board, [from, to]) {
+  const b = board.slice();
+  b[from] -= 1;
+  if (to >= 1) {
+    if (b[to] === -1) {
+      b[to] = 0;
+      b[0] -= 1; // hit: to the opponent's bar
+    }
+    b[to] += 1;
+  }
+  return b;
+}
+
+const key = (board) => board.join(",");
+
+// Every board reachable from `board` with `dice` (in any order), with the moves
+// leading there; a path stops where no die can be played.
+function finals(board, dice, out = new Map(), path = []) {
+  let moved = false;
+  const tried = new Set();
+  for (let i = 0; i < dice.length; i++) {
+    if (tried.has(dice[i])) continue;
+    tried.add(dice[i]);
+    const rest = dice.slice(0, i).concat(dice.slice(i + 1));
+    for (const move of singleMoves(board, dice[i])) {
+      moved = true;
+      finals(applyMove(board, move), rest, out, path.concat([move]));
+    }
+  }
+  if (!moved && !out.has(key(board))) out.set(key(board), path);
+  return out;
+}
+
+// The move entry of one turn: the checkers moved so far, what may move next.
+export class MoveInput {
+  constructor(board, dice, legalPlays) {
+    this.start = board;
+    this.dice = dice[0] === dice[1] ? [dice[0], dice[0], dice[0], dice[0]] : dice.slice();
+    this.legal = new Map(legalPlays.map((p) => [key(p.board), p]));
+    this.reset();
+  }
+
+  reset() {
+    this.board = this.start.slice();
+    this.left = this.dice.slice();
+    this.moves = [];
+  }
+
+  // Single moves now possible that still lead to a legal play.
+  options() {
+    const out = [];
+    const seen = new Set();
+    for (let i = 0; i < this.left.length; i++) {
+      const die = this.left[i];
+      if (seen.has(die)) continue;
+      seen.add(die);
+      const rest = this.left.slice(0, i).concat(this.left.slice(i + 1));
+      for (const move of singleMoves(this.board, die)) {
+        const after = applyMove(this.board, move);
+        for (const k of finals(after, rest).keys()) {
+          if (this.legal.has(k)) {
+            out.push({ from: move[0], to: move[1], die });
+            break;
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  destinations(from) {
+    return [...new Set(this.options().filter((o) => o.from === from).map((o) => o.to))];
+  }
+
+  move(from, to) {
+    const option = this.options().find((o) => o.from === from && o.to === to);
+    if (!option) return false;
+    this.board = applyMove(this.board, [from, to]);
+    this.left.splice(this.left.indexOf(option.die), 1);
+    this.moves.push([from, to]);
+    return true;
+  }
+
+  // The legal play the board now shows, once no further move is possible.
+  complete() {
+    if (this.options().length) return null;
+    return this.legal.get(key(this.board)) || null;
+  }
+}
+
+// -- drawing ---------------------------------------------------------------------
+
+// Screen x of a point's centre, for the viewer's home board at bottom right
+// (mirrored for bottom left), and whether it is on the bottom row.
+function pointPlace(point, homeRight) {
+  const bottom = point <= 12;
+  // Columns 0-11 from the left: points 12..1 along the bottom, 13..24 along the top.
+  let column = bottom ? 12 - point : point - 13;
+  if (!homeRight) column = 11 - column;
+  const leftEdge = homeRight ? FRAME : FRAME + TRAY;
+  let x = leftEdge + column * POINT_W + POINT_W / 2;
+  if (column >= 6) x += BAR;
+  return { x, bottom };
+}
+
+export function drawBoard(svg, state) {
+  // state: {board (viewer's side), viewerSeat, homeRight, colours: [c0, c1],
+  //         off: [mine, theirs], dice, cube, cubeOwnerIsMe (true/false/null),
+  //         selected, targets, onPoint(point), labels}
+  svg.replaceChildren();
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  const homeRight = state.homeRight;
+  const [mine, theirs] = state.colours;
+  el("rect", { x: 0, y: 0, width: W, height: H, rx: 14, class: "frame" }, svg);
+  const leftEdge = homeRight ? FRAME : FRAME + TRAY;
+  const barX = leftEdge + 6 * POINT_W;
+  el("rect", { x: leftEdge, y: FRAME, width: 12 * POINT_W + BAR, height: H - 2 * FRAME, class: "felt" }, svg);
+  el("rect", { x: barX, y: FRAME, width: BAR, height: H - 2 * FRAME, class: "bar" }, svg);
+  const trayLeft = homeRight ? leftEdge + 12 * POINT_W + BAR : FRAME;
+  el("rect", { x: trayLeft, y: FRAME, width: TRAY, height: H - 2 * FRAME, class: "tray" }, svg);
+
+  const targets = new Set(state.targets || []);
+  for (let p = 1; p <= 24; p++) {
+    const { x, bottom } = pointPlace(p, homeRight);
+    const baseY = bottom ? H - FRAME : FRAME;
+    const tipY = bottom ? H - FRAME - POINT_H : FRAME + POINT_H;
+    const tri = el(
+      "polygon",
+      {
+        points: `${x - POINT_W / 2},${baseY} ${x + POINT_W / 2},${baseY} ${x},${tipY}`,
+        class: `point ${p % 2 ? "odd" : "even"}${targets.has(p) ? " target" : ""}`,
+        "data-point": p,
+      },
+      svg,
+    );
+    tri.addEventListener("click", () => state.onPoint && state.onPoint(p));
+    const label = el("text", { x, y: bottom ? H - 4 : 15, class: "label" }, svg);
+    label.textContent = String(p);
+    const count = state.board[p];
+    if (count) drawStack(svg, x, bottom, Math.abs(count), count > 0 ? mine : theirs, p, state);
+  }
+  // The bars: the viewer's checkers on the bottom half, the opponent's on top.
+  const barMine = state.board[25];
+  const barTheirs = -state.board[0];
+  const barCx = barX + BAR / 2;
+  const barHit = el("rect", { x: barX, y: H / 2, width: BAR, height: H / 2 - FRAME, class: "barzone", "data-point": 25 }, svg);
+  barHit.addEventListener("click", () => state.onPoint && state.onPoint(25));
+  if (barMine) drawStack(svg, barCx, true, barMine, mine, 25, state, H / 2 + 40);
+  if (barTheirs) drawStack(svg, barCx, false, barTheirs, theirs, 0, state, H / 2 - 40);
+
+  // Borne-off checkers in the tray (the viewer's at the bottom).
+  const off = el("rect", { x: trayLeft, y: H / 2, width: TRAY, height: H / 2 - FRAME, class: `offzone${targets.has(0) ? " target" : ""}`, "data-point": 0 }, svg);
+  off.addEventListener("click", () => state.onPoint && state.onPoint(0));
+  for (let i = 0; i < state.off[0]; i++) el("rect", { x: trayLeft + 10, y: H - FRAME - 8 - i * 14, width: TRAY - 20, height: 11, rx: 3, class: `offchecker c${mine}` }, svg);
+  for (let i = 0; i < state.off[1]; i++) el("rect", { x: trayLeft + 10, y: FRAME + i * 14 + 2, width: TRAY - 20, height: 11, rx: 3, class: `offchecker c${theirs}` }, svg);
+  const offLabel = el("text", { x: trayLeft + TRAY / 2, y: H / 2 + 20, class: "label" }, svg);
+  offLabel.textContent = state.labels.off;
+
+  // The cube: in the middle of the bar while centred, else on its owner's side.
+  if (state.cube) {
+    const cy = state.cubeOwnerIsMe === null ? H / 2 : state.cubeOwnerIsMe ? H - FRAME - 60 : FRAME + 60;
+    const cx = state.cubeOwnerIsMe === null ? barCx : trayLeft + TRAY / 2;
+    el("rect", { x: cx - 24, y: cy - 24, width: 48, height: 48, rx: 7, class: "cube", "data-cube": state.cube.value }, svg);
+    const text = el("text", { x: cx, y: cy + 9, class: "cubetext" }, svg);
+    text.textContent = String(state.cube.value === 1 ? 64 : state.cube.value);
+  }
+  // The dice, on the right half of the board for the viewer, left for the opponent.
+  if (state.dice) {
+    // The side on roll's dice lie on its right: the viewer's on the right half.
+    const centre = state.diceMine ? barX + BAR + 3 * POINT_W : leftEdge + 3 * POINT_W;
+    state.dice.forEach((face, i) => drawDie(svg, centre - 35 + i * 70, H / 2, face, state.diceUsed && state.diceUsed[i]));
+  }
+}
+
+function drawStack(svg, x, bottom, n, colour, point, state, startY = null) {
+  const shown = Math.min(n, 5);
+  for (let i = 0; i < shown; i++) {
+    let cy;
+    if (startY !== null) cy = bottom ? startY + i * 2 * R : startY - i * 2 * R;
+    else cy = bottom ? H - FRAME - R - i * 2 * R : FRAME + R + i * 2 * R;
+    const selected = state.selected === point && i === shown - 1;
+    const c = el("circle", { cx: x, cy, r: R, class: `checker c${colour}${selected ? " selected" : ""}`, "data-point": point }, svg);
+    c.addEventListener("click", () => state.onPoint && state.onPoint(point));
+    c.addEventListener("pointerdown", (e) => state.onDrag && state.onDrag(point, e));
+  }
+  if (n > 5) {
+    const cy = startY !== null ? (bottom ? startY + 4 * 2 * R : startY - 4 * 2 * R) : bottom ? H - FRAME - R - 4 * 2 * R : FRAME + R + 4 * 2 * R;
+    const label = el("text", { x, y: cy + 7, class: `count c${colour}` }, svg);
+    label.textContent = String(n);
+  }
+}
+
+const PIPS = { 1: [[0, 0]], 2: [[-1, -1], [1, 1]], 3: [[-1, -1], [0, 0], [1, 1]], 4: [[-1, -1], [1, -1], [-1, 1], [1, 1]], 5: [[-1, -1], [1, -1], [0, 0], [-1, 1], [1, 1]], 6: [[-1, -1], [1, -1], [-1, 0], [1, 0], [-1, 1], [1, 1]] };
+
+function drawDie(svg, cx, cy, face, used) {
+  const g = el("g", { class: `die${used ? " used" : ""}`, "data-face": face }, svg);
+  el("rect", { x: cx - 25, y: cy - 25, width: 50, height: 50, rx: 8 }, g);
+  for (const [dx, dy] of PIPS[face]) el("circle", { cx: cx + dx * 13, cy: cy + dy * 13, r: 5 }, g);
+}
+
+// The point a screen position falls on (for drags).
+export function pointAt(svg, clientX, clientY) {
+  const hit = document.elementFromPoint(clientX, clientY);
+  const p = hit && hit.getAttribute && hit.getAttribute("data-point");
+  return p === null || p === undefined ? null : Number(p);
+}

@@ -1,0 +1,279 @@
+"""The page in a real browser: headless Chromium (Debian's) driven by Playwright.
+
+The server runs in a thread on a free port with a fresh SQLite database and
+seeded dice. Without Chromium or Playwright these tests are skipped, unless
+``NARD_REQUIRE_BROWSER=1`` (CI), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nard.server import Settings, create_app
+from nard.server.storage import Storage
+
+CHROMIUM = os.environ.get("NARD_CHROMIUM", "/usr/bin/chromium")
+
+try:
+    from playwright.sync_api import Browser, Page, sync_playwright
+except ImportError:  # pragma: no cover - playwright is a dev dependency
+    sync_playwright = None
+
+
+def _require_browser() -> None:
+    missing = sync_playwright is None or not shutil.which(CHROMIUM)
+    if missing:
+        if os.environ.get("NARD_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"the browser tests need Playwright and Chromium at {CHROMIUM}")
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The app served by uvicorn on a free port, for this module's tests."""
+    _require_browser()
+    import uvicorn
+
+    folder = tmp_path_factory.mktemp("server")
+    url = f"sqlite:///{folder / 'nard.db'}"
+    rng = random.Random(11)
+    storage = Storage(url)
+    app = create_app(
+        Settings(database_url=url, data_dir=folder, engine_workers=1),
+        storage,
+        server_seeds=lambda: rng.randbytes(32),
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+    storage.close()
+
+
+@pytest.fixture(scope="module")
+def browser(base_url: str) -> Iterator[Browser]:
+    assert sync_playwright is not None
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield browser
+        browser.close()
+
+
+def new_page(browser: Browser, locale: str = "en-US", **options: Any) -> tuple[Page, list[str]]:
+    context = browser.new_context(locale=locale, **options)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    return page, errors
+
+
+def settle(page: Page) -> None:
+    """Wait until the page has no request out."""
+    page.wait_for_selector("#table:not([data-busy])")
+
+
+def enabled_actions(page: Page) -> list[str]:
+    actions: list[str] = page.eval_on_selector_all(
+        "#controls button", "els => els.filter(e => !e.disabled).map(e => e.dataset.action)"
+    )
+    return actions
+
+
+def play_by_clicks(page: Page) -> None:
+    """Enter a whole play with clicks: a checker, then a highlighted point, until
+    Confirm is enabled; then Confirm."""
+    for _ in range(10):
+        confirm = page.locator("button[data-action=confirm]")
+        if confirm.is_enabled():
+            confirm.click()
+            settle(page)
+            return
+        points = page.eval_on_selector_all(
+            "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
+        )
+        for point in points:
+            page.locator(f"#board .checker[data-point='{point}']").last.click()
+            if page.locator("#board .target").count():
+                page.locator("#board .target").first.click(force=True)
+                break
+        else:
+            raise AssertionError("no checker could be moved, yet the play is not complete")
+    raise AssertionError("the play was never complete")
+
+
+def take_turn(page: Page) -> bool:
+    """Act once if the page waits for this player; False when it does not."""
+    settle(page)
+    actions = enabled_actions(page)
+    if page.locator("button[data-action=confirm]").count():
+        play_by_clicks(page)
+        return True
+    for action in ("roll", "take", "accept"):
+        if action in actions:
+            page.click(f"button[data-action={action}]")
+            settle(page)
+            return True
+    return False
+
+
+def start_as_guest(page: Page, base_url: str, name: str) -> None:
+    page.goto(base_url + "/")
+    page.fill("input[name=guest_name]", name)
+    page.click("#guest-button")
+    page.wait_for_selector(f"#who:has-text('{name}')")
+
+
+def test_a_whole_game_against_the_computer_by_clicks(base_url: str, browser: Browser) -> None:
+    page, errors = new_page(browser)
+    start_as_guest(page, base_url, "Ann")
+    page.fill("input[name=match_length]", "1")
+    page.click("#start")
+    page.wait_for_selector("#board .checker")
+    assert page.locator("#board .checker").count() >= 20
+    for _ in range(400):
+        if "wins the match" in page.inner_text("#status"):
+            break
+        if not take_turn(page):
+            page.wait_for_timeout(100)
+    else:
+        raise AssertionError("the match did not end")
+    page.wait_for_selector("#server-seed")
+    assert len(page.inner_text("#server-seed")) == 64
+    assert page.locator("#history li").count() >= 2
+    # The replay viewer steps through the game.
+    page.click("button[data-action=replay_forward]")
+    page.click("button[data-action=replay_forward]")
+    assert page.inner_text("#replay-step").startswith("2 / ")
+    # The verify page recomputes every die in the browser.
+    page.click("text=Verify these dice")
+    page.wait_for_selector("#verify-result.ok")
+    assert "match the revealed seed" in page.inner_text("#verify-result")
+    assert errors == []
+
+
+def test_an_online_game_between_two_browser_contexts(base_url: str, browser: Browser) -> None:
+    ann, ann_errors = new_page(browser)
+    bob, bob_errors = new_page(browser)
+    start_as_guest(ann, base_url, "Ann")
+    ann.select_option("select[name=opponent]", "person")
+    ann.fill("input[name=match_length]", "3")
+    ann.click("#start")
+    ann.wait_for_selector("#invite-link")
+    link = ann.input_value("#invite-link")
+    assert "invite=" in link
+    bob.goto(link)
+    bob.wait_for_selector("#board .checker")
+    ann.wait_for_selector("#board .checker")  # the socket told Ann's page
+    turns = 0
+    for _ in range(200):
+        if turns >= 8:
+            break
+        for page in (ann, bob):
+            if take_turn(page):
+                turns += 1
+        ann.wait_for_timeout(50)
+    assert turns >= 8, f"only {turns} turns were played"
+    # Whoever is to act resigns a single game; the other accepts.
+    for resigner, answerer in ((ann, bob), (bob, ann)):
+        if resigner.locator("#resign").count():
+            resigner.select_option("#resign", "1")
+            answerer.wait_for_selector("button[data-action=accept]")
+            answerer.click("button[data-action=accept]")
+            break
+    else:
+        raise AssertionError("nobody could resign")
+    for page in (ann, bob):
+        page.wait_for_function("document.querySelector('#score').innerText.includes('1')")
+    assert ann_errors == [] and bob_errors == []
+
+
+def test_the_verify_page_refuses_a_tampered_record(base_url: str, browser: Browser) -> None:
+    page, errors = new_page(browser)
+    record = {
+        "dice": {
+            "commitment": "0" * 64,
+            "client_seed": "x",
+            "server_seed": "11" * 32,
+            "log": [1, 2],
+        },
+        "games": [],
+    }
+    page.goto(base_url + "/verify")
+    page.fill("#verify-record", __import__("json").dumps(record))
+    page.click("#verify-button")
+    page.wait_for_selector("#verify-result.bad")
+    assert "does not match the commitment" in page.inner_text("#verify-result")
+
+
+@pytest.mark.parametrize(
+    ("locale", "rtl", "phrase"), [("en-US", False, "New game"), ("fa-IR", True, "بازی تازه")]
+)
+@pytest.mark.parametrize("viewport", [(1280, 860), (390, 844)], ids=["desktop", "phone"])
+def test_screenshots_of_the_board_keep_their_layout(
+    base_url: str,
+    browser: Browser,
+    tmp_path: Path,
+    locale: str,
+    rtl: bool,
+    phrase: str,
+    viewport: tuple[int, int],
+) -> None:
+    width, height = viewport
+    page, errors = new_page(browser, locale=locale, viewport={"width": width, "height": height})
+    start_as_guest(page, base_url, "Sara")
+    assert page.evaluate("document.documentElement.dir") == ("rtl" if rtl else "ltr")
+    assert phrase in page.inner_text("#nav")
+    page.fill("input[name=match_length]", "3")
+    page.click("#start")
+    page.wait_for_selector("#board .checker")
+    shot = page.screenshot(path=str(tmp_path / f"board-{locale}-{width}.png"), full_page=True)
+    assert len(shot) > 20_000  # a drawn board, not a blank page
+    # Nothing runs off the side of the screen, and the board fills its column.
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1
+    board = page.locator("#board").bounding_box()
+    side = page.locator("#side").bounding_box()
+    assert board is not None and side is not None
+    assert board["width"] >= 0.55 * width and board["height"] > 0.6 * board["width"]
+    if width > 700:  # side by side: the panel after the board in reading order
+        assert (side["x"] < board["x"]) if rtl else (side["x"] > board["x"])
+    else:  # stacked on a phone
+        assert side["y"] >= board["y"] + board["height"] - 1
+    brand = page.locator(".brand").bounding_box()
+    assert brand is not None
+    assert (brand["x"] > width / 2) if rtl else (brand["x"] < width / 2)
+    assert errors == []
+
+
+@pytest.mark.parametrize(("lang", "phrase"), [("fa", "مهره"), ("ar", "حجر"), ("en", "Crawford")])
+def test_the_rules_page_in_each_language(
+    base_url: str, browser: Browser, lang: str, phrase: str
+) -> None:
+    page, errors = new_page(browser)
+    page.goto(base_url + "/")
+    page.select_option("#language", lang)
+    page.click("#nav a[href='/rules']")
+    page.wait_for_selector("#rules p")
+    assert phrase in page.inner_text("#rules")
+    assert page.evaluate("document.documentElement.lang") == lang
+    assert errors == []
