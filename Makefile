@@ -1,10 +1,12 @@
 # nard: `make run` and `make test` do all the set-up on a fresh machine.
+# `make run` serves the web app at http://127.0.0.1:8000 (SQLite in the user's
+# data directory); `make play` starts the terminal game.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run play test lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,6 +15,9 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 run: $(STAMP)
+	$(BIN)/nard serve
+
+play: $(STAMP)
 	$(BIN)/nard play
 
 lint: $(STAMP)

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from nard.computer import computer_command, cube_context
 from nard.core import NardError, Position
 from nard.engine import Engine, Player
 from nard.engine.cube import CubeContext
@@ -36,6 +37,7 @@ from nard.match import (
     SeededDice,
     Session,
 )
+from nard.match.commands import Command
 
 __all__ = ["Seat", "TableResult", "TerminalTable", "colour_board", "run_terminal_game"]
 
@@ -202,17 +204,11 @@ class TerminalTable:
 
     # -- one game ----------------------------------------------------------
     def _context(self, game: Game, player: int) -> CubeContext:
-        options = game.options
-        return CubeContext.for_player(
-            player,
-            game.cube_value,
-            game.cube_owner,
-            self.match_length,
-            self.games.score,
-            crawford=options.crawford,
-            jacoby=options.jacoby,
-            beavers=options.beavers,
-        )
+        return cube_context(game, player, self.match_length, self.games.score)
+
+    def _computer(self, game: Game, seat: Seat) -> Command:
+        assert seat.computer is not None
+        return computer_command(seat.computer, game, self.match_length, self.games.score)
 
     def _viewer(self, game: Game) -> int:
         """The seat the board is drawn for: the only person, or the one to act."""
@@ -319,11 +315,7 @@ class TerminalTable:
                     self._cube_hint(game, me)
                 else:
                     self.write("Type Enter to roll or double to offer the cube (help for more).")
-        elif (
-            can_double
-            and isinstance(seat.computer, Engine)
-            and seat.computer.cube_action(game.position, self._context(game, me)).double
-        ):
+        elif self._computer(game, seat).action is GameAction.DOUBLE:
             self._double(game)
             return
         game.roll()
@@ -342,16 +334,10 @@ class TerminalTable:
         assert dice is not None
         plays = game.legal_plays()
         if not seat.is_human:
-            assert seat.computer is not None
-            if isinstance(seat.computer, Engine):
-                play = seat.computer.best_play(
-                    game.position, dice, match=self._context(game, game.on_roll)
-                )
-            else:
-                play = seat.computer.choose_play(game.position, dice)
-            assert play is not None
-            self.write(f"{seat.name}: {dice[0]}-{dice[1]}, {game.position.format_play(play)}.")
-            game.play(play)
+            text = self._computer(game, seat).play
+            assert text is not None
+            self.write(f"{seat.name}: {dice[0]}-{dice[1]}, {text}.")
+            game.play(text)
             return
         if len(plays) == 1:
             self.write(
@@ -394,15 +380,7 @@ class TerminalTable:
         doubler = game.on_roll
         legal = game.legal_actions()
         if not seat.is_human:
-            answer = "take"
-            if isinstance(seat.computer, Engine):
-                verdict = seat.computer.cube_action(game.position, self._context(game, doubler))
-                answer = (
-                    "beaver"
-                    if verdict.beaver and GameAction.BEAVER in legal
-                    else ("take" if verdict.take or GameAction.PASS not in legal else "pass")
-                )
-            self._apply_answer(game, seat, answer)
+            self._apply_answer(game, seat, self._computer(game, seat).action.value)
             return
         choices = " or ".join(
             a.value for a in (GameAction.TAKE, GameAction.PASS, GameAction.BEAVER) if a in legal
@@ -440,7 +418,6 @@ class TerminalTable:
         self._roll_or_double(game, seat)
 
     def _answer_resignation(self, game: Game, seat: Seat) -> None:
-        offered = next(a.resign for a in reversed(game.actions) if a.resign)
         if seat.is_human:
             while True:
                 answer = self._ask(game, f"{seat.name}, accept or reject> ")
@@ -448,11 +425,7 @@ class TerminalTable:
                     break
                 self.write("Answer accept or reject.")
         else:
-            answer = "accept"
-            if isinstance(seat.computer, Engine):
-                # The resigner is on roll: the computer's expected points per cube.
-                _, equity = seat.computer.evaluate(game.position)
-                answer = "accept" if offered >= -equity else "reject"
+            answer = self._computer(game, seat).action.value
         if answer == "accept":
             game.accept()
         else:

@@ -387,26 +387,29 @@ def create_app(
             await socket.close(code=4404, reason=exc.message[:100])
             return
         await socket.accept()
-        updates: asyncio.Queue[LiveTable] = asyncio.Queue()
-        service.watch(table.id, updates.put_nowait)
+        # Each change is turned into this client's view when it happens, so the
+        # client sees every step (the computer's roll, then its play).
+        updates: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
-        async def send(table: LiveTable) -> None:
-            await socket.send_json({"type": "table", "table": view(table, player).model_dump()})
+        def snapshot(changed: LiveTable) -> None:
+            updates.put_nowait(view(changed, player).model_dump())
+
+        service.watch(table.id, snapshot)
 
         async def pump() -> None:
             while True:
-                await send(await updates.get())
+                await socket.send_json({"type": "table", "table": await updates.get()})
 
         sender = asyncio.create_task(pump())
         try:
-            await send(table)
+            await socket.send_json({"type": "table", "table": view(table, player).model_dump()})
             while True:
                 text = await socket.receive_text()
                 await _ws_message(socket, text, table.id, player)
         except WebSocketDisconnect:
             pass
         finally:
-            service.unwatch(table.id, updates.put_nowait)
+            service.unwatch(table.id, snapshot)
             sender.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sender
