@@ -10,6 +10,9 @@ of action applied in-process without HTTP or a database (``LiveTable.act``
 plus the engine's reply), so the ratio is what serving costs.
 
     python bench/server_load.py --games 20 --actions 40
+    python bench/server_load.py --database-url postgresql+psycopg://postgres@127.0.0.1/nard_load
+
+Give PostgreSQL a database of its own: the server creates its tables there.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def _same_origin(request: Request) -> None:
         raise ServiceError(403, "cross_origin", f"requests from {origin!r} are refused")
 
 
-def _auth(request: Request) -> _Auth:
+async def _auth(request: Request) -> _Auth:
     store: Storage = request.app.state.storage
     token = request.cookies.get(COOKIE)
     found = store.auth_session(token) if token else None
@@ -122,7 +122,7 @@ def _auth(request: Request) -> _Auth:
 Auth = Annotated[_Auth, Depends(_auth)]
 
 
-def _changing(request: Request, who: Auth) -> _Auth:
+async def _changing(request: Request, who: Auth) -> _Auth:
     """For requests that change something: same origin and the CSRF token."""
     _same_origin(request)
     if who.player is None:
