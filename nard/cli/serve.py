@@ -32,9 +32,8 @@ def cmd_serve(host: str | None, port: int | None) -> int:
         first = str(exc).splitlines()[0]
         shown = _shown(settings.database_url)
         raise NardError(f"cannot open the database {shown!r}: {first}") from None
-    print(
-        f"nard: serving at http://{settings.host}:{settings.port} (database {_shown(settings.database_url)})"
-    )
+    where = _shown(settings.database_url)
+    print(f"nard: serving at http://{settings.host}:{settings.port} (database {where})", flush=True)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
     return 0
 

@@ -7,6 +7,7 @@ seeded dice. Without Chromium or Playwright these tests are skipped, unless
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -24,17 +25,14 @@ from nard.server.storage import Storage
 
 CHROMIUM = os.environ.get("NARD_CHROMIUM", "/usr/bin/chromium")
 
-try:
-    from playwright.sync_api import Browser, Page, sync_playwright
-except ImportError:  # pragma: no cover - playwright is a dev dependency
-    sync_playwright = None
+from playwright.sync_api import Browser, Page, sync_playwright
 
 
 def _require_browser() -> None:
-    missing = sync_playwright is None or not shutil.which(CHROMIUM)
+    missing = not shutil.which(CHROMIUM)
     if missing:
         if os.environ.get("NARD_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"the browser tests need Playwright and Chromium at {CHROMIUM}")
+            pytest.fail(f"the browser tests need Chromium at {CHROMIUM}")
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
 
 
@@ -71,7 +69,6 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(base_url: str) -> Iterator[Browser]:
-    assert sync_playwright is not None
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         yield browser
@@ -208,7 +205,7 @@ def test_an_online_game_between_two_browser_contexts(base_url: str, browser: Bro
 
 
 def test_the_verify_page_refuses_a_tampered_record(base_url: str, browser: Browser) -> None:
-    page, errors = new_page(browser)
+    page, _ = new_page(browser)
     record = {
         "dice": {
             "commitment": "0" * 64,
@@ -219,7 +216,7 @@ def test_the_verify_page_refuses_a_tampered_record(base_url: str, browser: Brows
         "games": [],
     }
     page.goto(base_url + "/verify")
-    page.fill("#verify-record", __import__("json").dumps(record))
+    page.fill("#verify-record", json.dumps(record))
     page.click("#verify-button")
     page.wait_for_selector("#verify-result.bad")
     assert "does not match the commitment" in page.inner_text("#verify-result")
