@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from nard.server import Settings, create_app
 from nard.server.storage import Storage
 
 CHROMIUM = os.environ.get("NARD_CHROMIUM", "/usr/bin/chromium")
-
-from playwright.sync_api import Browser, Page, sync_playwright
 
 
 def _require_browser() -> None:
