@@ -32,7 +32,6 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from nard.match.commands import Command, InvalidCommandError
 from nard.server.models import PlayerRow
 from nard.server.schemas import (
     ActionRequest,
@@ -46,7 +45,7 @@ from nard.server.schemas import (
     TableSummary,
     TableView,
 )
-from nard.server.service import NewTable, ServiceError, TableService
+from nard.server.service import AnyTable, NewTable, ServiceError, TableService
 from nard.server.settings import Settings
 from nard.server.storage import Storage, StoredTable, UsernameTakenError
 from nard.server.tables import LiveTable, TableRules
@@ -260,7 +259,7 @@ def create_app(
         return response
 
     # -- tables --------------------------------------------------------------------
-    def view(table: LiveTable, player: PlayerRow | None) -> TableView:
+    def view(table: AnyTable, player: PlayerRow | None) -> TableView:
         seat = service.seat_of(table, player)
         out = TableView.model_validate(table.view(seat))
         if seat is not None and table.status == "waiting":
@@ -301,12 +300,15 @@ def create_app(
             )
         except ValueError as exc:
             raise ServiceError(422, "invalid_rules", str(exc)) from None
+        chouette = body.opponent == "chouette"
         spec = NewTable(
             rules=rules,
-            level=body.level if body.opponent == "computer" else None,
+            level=body.level if body.opponent == "computer" or chouette else None,
             seat=body.seat,
             client_seed=body.client_seed,
             public=body.public,
+            chouette=body.players if chouette else 0,
+            computers=body.computers if chouette else 0,
         )
         table = await service.create(who.player, spec)
         return view(table, who.player)
@@ -334,8 +336,8 @@ def create_app(
     @app.post("/api/tables/{table_id}/actions", response_model=TableView)
     async def act(table_id: str, body: ActionRequest, who: Changing) -> TableView:
         assert who.player is not None
-        command = _command(body.model_dump(exclude={"seq"}, exclude_none=True))
-        table = await service.act(_check_id(table_id), who.player, command, body.seq)
+        data = body.model_dump(exclude={"seq"}, exclude_none=True)
+        table = await service.act(_check_id(table_id), who.player, data, body.seq)
         return view(table, who.player)
 
     @app.post("/api/tables/{table_id}/next-game", response_model=TableView)
@@ -358,6 +360,8 @@ def create_app(
     async def replay(table_id: str) -> dict[str, Any]:
         """Every step of the table's games, for the replay viewer."""
         table = await service.get(_check_id(table_id))
+        if not isinstance(table, LiveTable):
+            raise ServiceError(404, "no_replay", "chouette tables have no replay yet")
         return {"steps": table.replay_steps()}
 
     @app.get("/api/tables/{table_id}/record.{fmt}")
@@ -391,7 +395,7 @@ def create_app(
         # client sees every step (the computer's roll, then its play).
         updates: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
-        def snapshot(changed: LiveTable) -> None:
+        def snapshot(changed: AnyTable) -> None:
             updates.put_nowait(view(changed, player).model_dump())
 
         service.watch(table.id, snapshot)
@@ -433,8 +437,8 @@ def create_app(
             await refuse("not_signed_in", "spectators cannot act")
             return
         try:
-            command = _command(body.model_dump(exclude={"seq"}, exclude_none=True))
-            await service.act(table_id, player, command, body.seq)
+            data = body.model_dump(exclude={"seq"}, exclude_none=True)
+            await service.act(table_id, player, data, body.seq)
         except ServiceError as exc:
             await refuse(exc.code, exc.message)
 
@@ -461,10 +465,3 @@ def _check_id(table_id: str) -> str:
     if not (1 <= len(table_id) <= 16) or not all(c.isalnum() or c in "-_" for c in table_id):
         raise ServiceError(404, "no_such_table", f"no table {table_id[:40]!r}")
     return table_id
-
-
-def _command(data: dict[str, Any]) -> Command:
-    try:
-        return Command.from_json(data)
-    except InvalidCommandError as exc:
-        raise ServiceError(422, "invalid_action", str(exc)) from None

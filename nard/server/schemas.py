@@ -62,10 +62,12 @@ class Me(BaseModel):
 
 
 class NewTableRequest(_Strict):
-    """A new table: against the computer (``opponent: "computer"``, ``level``) or a
-    person (an invite link; ``public`` also lists it in the lobby)."""
+    """A new table: against the computer (``opponent: "computer"``, ``level``), a
+    person (an invite link; ``public`` also lists it in the lobby), or a chouette of
+    ``players`` (3-8; ``computers`` of them the computer at ``level``, the other
+    seats open to people; money play)."""
 
-    opponent: Literal["computer", "person"] = "computer"
+    opponent: Literal["computer", "person", "chouette"] = "computer"
     level: Level = Level.EXPERT
     seat: Literal[0, 1] = 0
     match_length: int = Field(default=5, ge=0, le=64, description="0 for money play")
@@ -79,6 +81,8 @@ class NewTableRequest(_Strict):
     backgammon: Literal[2, 3] = 3
     public: bool = False
     client_seed: str | None = Field(default=None, min_length=1, max_length=64)
+    players: int = Field(default=3, ge=3, le=8)
+    computers: int = Field(default=0, ge=0, le=7)
 
 
 class JoinRequest(_Strict):
@@ -147,11 +151,22 @@ class GameView(BaseModel):
 
 
 class TableView(BaseModel):
+    """A table as one client sees it. ``you`` is the caller's seat (None: watching);
+    ``side`` the game's player the caller plays (0 or 1; in a chouette 0 is the box,
+    1 the team); ``score`` is by seat (a chouette's standings); ``waiting_for`` the
+    seats whose answer the table waits for."""
+
     id: str
+    kind: Literal["match", "money", "chouette"]
     status: Literal["waiting", "playing", "finished"]
     rules: dict[str, int | bool]
     seats: list[SeatView]
     you: int | None
+    side: int | None
+    you_act: bool
+    roles: list[str]
+    waiting_for: list[int]
+    votes: list[int]
     score: list[int]
     match_length: int
     game_number: int

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +30,7 @@ from nard.match.game import Decision, MatchStateError
 from nard.notation.json_record import write_json
 from nard.notation.mat import write_mat
 from nard.notation.sgf import write_sgf
+from nard.server.chouette import ChouetteTable
 from nard.server.models import PlayerRow, TableRow
 from nard.server.storage import ConflictError, Storage, StoredTable
 from nard.server.tables import (
@@ -40,9 +41,12 @@ from nard.server.tables import (
     TableRules,
 )
 
-__all__ = ["NewTable", "ServiceError", "TableService"]
+__all__ = ["AnyTable", "NewTable", "ServiceError", "TableService"]
 
-Watcher = Callable[[LiveTable], None]
+AnyTable = LiveTable | ChouetteTable
+"""A two-player match or money session, or a chouette."""
+
+Watcher = Callable[[AnyTable], None]
 
 
 class ServiceError(NardError):
@@ -66,6 +70,10 @@ class NewTable:
     client_seed: str | None = None
     public: bool = False
     """Listed in the lobby (otherwise joined by its invite link only)."""
+    chouette: int = 0
+    """Players at a chouette table (3-8; 0 for a two-player table)."""
+    computers: int = 0
+    """Seats of a chouette the computer takes at ``level`` (the rest are open)."""
 
 
 class TableService:
@@ -86,7 +94,7 @@ class TableService:
         self._server_seeds = server_seeds or (lambda: secrets.token_bytes(SEED_BYTES))
         self._pool = ThreadPoolExecutor(engine_workers, thread_name_prefix="nard-engine")
         self._engines: dict[Level, Engine] = {}
-        self._live: dict[str, LiveTable] = {}
+        self._live: dict[str, AnyTable] = {}
         self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._watchers: dict[str, set[Watcher]] = defaultdict(set)
 
@@ -103,9 +111,7 @@ class TableService:
         return self._engines[level]
 
     # -- tables ----------------------------------------------------------------
-    async def create(self, creator: PlayerRow, spec: NewTable) -> LiveTable:
-        if spec.seat not in (0, 1):
-            raise ServiceError(422, "invalid_seat", f"seat must be 0 or 1, not {spec.seat!r}")
+    async def create(self, creator: PlayerRow, spec: NewTable) -> AnyTable:
         client_seed = spec.client_seed or secrets.token_hex(8)
         server_seed = self._server_seeds()
         try:
@@ -113,34 +119,61 @@ class TableService:
         except ValueError as exc:
             raise ServiceError(422, "invalid_client_seed", str(exc)) from None
         me = SeatInfo(creator.display_name, player_id=creator.id)
-        other = (
-            SeatInfo(f"nard ({spec.level.value})", level=spec.level)
-            if spec.level is not None
-            else SeatInfo("open seat")
-        )
-        seats = (me, other) if spec.seat == 0 else (other, me)
         table_id = secrets.token_urlsafe(9)
-        table = LiveTable(table_id, spec.rules, seats, dice)
-        if spec.level is not None:
-            self.engine(spec.level)  # a missing network fails here, before anything is stored
+        table: AnyTable
+        if spec.chouette:
+            if not 3 <= spec.chouette <= 8 or not 0 <= spec.computers < spec.chouette:
+                raise ServiceError(
+                    422,
+                    "invalid_chouette",
+                    f"a chouette seats 3-8 players with fewer computers than seats, "
+                    f"not {spec.chouette} with {spec.computers}",
+                )
+            if spec.computers and spec.level is None:
+                raise ServiceError(422, "invalid_chouette", "the computer players need a level")
+            level = spec.level or Level.EXPERT
+            others = [
+                SeatInfo(f"nard {n + 1} ({level.value})", level=level)
+                for n in range(spec.computers)
+            ]
+            others += [SeatInfo("open seat")] * (spec.chouette - 1 - spec.computers)
+            try:
+                table = ChouetteTable(table_id, spec.rules, [me, *others], dice)
+            except ValueError as exc:
+                raise ServiceError(422, "invalid_chouette", str(exc)) from None
+            settings = {**spec.rules.to_json(), "kind": "chouette"}
+        else:
+            if spec.seat not in (0, 1):
+                raise ServiceError(422, "invalid_seat", f"seat must be 0 or 1, not {spec.seat!r}")
+            other = (
+                SeatInfo(f"nard ({spec.level.value})", level=spec.level)
+                if spec.level is not None
+                else SeatInfo("open seat")
+            )
+            seats = (me, other) if spec.seat == 0 else (other, me)
+            table = LiveTable(table_id, spec.rules, seats, dice)
+            settings = spec.rules.to_json()
+        for seat in table.seats:
+            if seat.level is not None:
+                self.engine(seat.level)  # a missing network fails here, before anything is stored
         self.storage.create_table(
             table_id,
             status=table.status,
-            settings=spec.rules.to_json(),
+            settings=settings,
             seats=[
                 {
                     "player_id": s.player_id,
                     "level": s.level.value if s.level else None,
                     "name": s.name,
                 }
-                for s in seats
+                for s in table.seats
             ],
             server_seed=server_seed.hex(),
             client_seed=client_seed,
             commitment=dice.commitment,
             invite_token=secrets.token_urlsafe(12),
             creator_id=creator.id,
-            public=spec.public and spec.level is None,
+            public=spec.public and any(s.is_open for s in table.seats),
         )
         self._live[table_id] = table
         async with self._locks[table_id]:
@@ -148,7 +181,7 @@ class TableService:
             await self._computer_turns(table)
         return table
 
-    async def get(self, table_id: str) -> LiveTable:
+    async def get(self, table_id: str) -> AnyTable:
         """The table, rebuilt from storage when not in memory."""
         table = self._live.get(table_id)
         if table is not None:
@@ -169,7 +202,7 @@ class TableService:
             raise ServiceError(404, "no_such_table", f"no table {table_id!r}")
         return stored.row
 
-    def seat_of(self, table: LiveTable, player: PlayerRow | None) -> int | None:
+    def seat_of(self, table: AnyTable, player: PlayerRow | None) -> int | None:
         if player is None:
             return None
         for number, seat in enumerate(table.seats):
@@ -177,7 +210,7 @@ class TableService:
                 return number
         return None
 
-    async def join(self, table_id: str, player: PlayerRow, invite: str | None) -> LiveTable:
+    async def join(self, table_id: str, player: PlayerRow, invite: str | None) -> AnyTable:
         """Sit ``player`` in the table's open seat: a lobby table, or with its invite."""
         table = await self.get(table_id)
         async with self._locks[table_id]:
@@ -197,13 +230,19 @@ class TableService:
                 raise ServiceError(409, "table_full", f"table {table_id} has no open seat")
             table.sit(seat, SeatInfo(player.display_name, player_id=player.id))
             self._store(table, table.start())
-        self._notify(table)
+            self._notify(table)
+            await self._computer_turns(table)
         return table
 
     async def act(
-        self, table_id: str, player: PlayerRow, command: Command, expect_seq: int | None = None
-    ) -> LiveTable:
-        """``player`` gives ``command`` in their own seat; the computer answers."""
+        self,
+        table_id: str,
+        player: PlayerRow,
+        data: dict[str, Any],
+        expect_seq: int | None = None,
+    ) -> AnyTable:
+        """``player`` gives the command ``data`` (its JSON object) in their own seat;
+        the computer answers."""
         table = await self.get(table_id)
         async with self._locks[table_id]:
             seat = self.seat_of(table, player)
@@ -217,7 +256,11 @@ class TableService:
                 )
             before = len(table.log)
             try:
-                steps = table.act(seat, command)
+                steps: list[tuple[int, Any]]
+                if isinstance(table, ChouetteTable):
+                    steps = table.act(seat, data)
+                else:
+                    steps = table.act(seat, _command(data))
             except NotYourTurnError as exc:
                 raise ServiceError(409, "not_your_turn", str(exc)) from None
             except TableClosedError as exc:
@@ -233,7 +276,7 @@ class TableService:
             await self._computer_turns(table)
         return table
 
-    async def next_game(self, table_id: str, player: PlayerRow) -> LiveTable:
+    async def next_game(self, table_id: str, player: PlayerRow) -> AnyTable:
         """Start the next game of a money session."""
         table = await self.get(table_id)
         async with self._locks[table_id]:
@@ -249,7 +292,7 @@ class TableService:
             await self._computer_turns(table)
         return table
 
-    async def end(self, table_id: str, player: PlayerRow) -> LiveTable:
+    async def end(self, table_id: str, player: PlayerRow) -> AnyTable:
         """Stop a money session between games, or close a table nobody has joined.
 
         A match ends when it is won: a player who wants out resigns its games.
@@ -277,7 +320,7 @@ class TableService:
         table = await self.get(table_id)
         seat = self.seat_of(table, player)
         computer = next((s.level for s in table.seats if s.level is not None), None)
-        if computer is None:
+        if computer is None or isinstance(table, ChouetteTable):
             raise ServiceError(403, "no_hints", "hints are for games against the computer")
         game = table.game
         if seat is None or table.to_act != seat or game is None:
@@ -318,8 +361,10 @@ class TableService:
             "probabilities": [round(p, 4) for p in probabilities],
         }
 
-    def export(self, table: LiveTable, fmt: str) -> tuple[str, str]:
+    def export(self, table: AnyTable, fmt: str) -> tuple[str, str]:
         """The table's record as ``mat``, ``sgf`` or ``json``: (text, media type)."""
+        if isinstance(table, ChouetteTable):
+            raise ServiceError(404, "no_record", "chouette tables have no match record yet")
         record = table.record()
         if fmt == "mat":
             return write_mat(record), "text/plain; charset=utf-8"
@@ -336,13 +381,13 @@ class TableService:
     def unwatch(self, table_id: str, watcher: Watcher) -> None:
         self._watchers[table_id].discard(watcher)
 
-    def _notify(self, table: LiveTable) -> None:
+    def _notify(self, table: AnyTable) -> None:
         for watcher in list(self._watchers.get(table.id, ())):
             watcher(table)
 
     # -- internals -------------------------------------------------------------
     def _store(
-        self, table: LiveTable, steps: list[tuple[int, Command]], first_seq: int | None = None
+        self, table: AnyTable, steps: Sequence[tuple[int, Any]], first_seq: int | None = None
     ) -> None:
         if not steps and first_seq is None:
             if table.finished:
@@ -352,40 +397,96 @@ class TableService:
         self.storage.append_actions(
             table.id,
             start,
-            [(seat, cmd.to_json()) for seat, cmd in steps],
+            [(seat, cmd.to_json() if isinstance(cmd, Command) else cmd) for seat, cmd in steps],
             status=table.status,
         )
 
-    async def _computer_turns(self, table: LiveTable) -> None:
-        """Let computer seats act while the game waits for one of them."""
+    async def _computer_turns(self, table: AnyTable) -> None:
+        """Let computer seats act while the table waits for one of them."""
         loop = asyncio.get_running_loop()
-        while (seat := table.to_act) is not None and table.seats[seat].is_computer:
-            level = table.seats[seat].level
-            assert level is not None and table.game is not None
-            engine = self.engine(level)
-            command = await loop.run_in_executor(
-                self._pool,
-                computer_command,
-                engine,
-                table.game,
-                table.match_length,
-                table.games.score,
+        while True:
+            waiting = (
+                table.waiting_for()
+                if isinstance(table, ChouetteTable)
+                else []
+                if table.to_act is None
+                else [table.to_act]
             )
+            seat = next((w for w in waiting if table.seats[w].is_computer), None)
+            if seat is None or table.game is None:
+                return
+            level = table.seats[seat].level
+            assert level is not None
+            engine = self.engine(level)
             before = len(table.log)
-            steps = table.act(seat, command)
+            steps: list[tuple[int, Any]]
+            if isinstance(table, ChouetteTable):
+                data = await loop.run_in_executor(
+                    self._pool, chouette_computer, engine, table, seat
+                )
+                steps = table.act(seat, data)
+            else:
+                command = await loop.run_in_executor(
+                    self._pool,
+                    computer_command,
+                    engine,
+                    table.game,
+                    table.match_length,
+                    table.games.score,
+                )
+                steps = table.act(seat, command)
             self._store(table, steps, first_seq=before)
             self._notify(table)
 
 
-def _rebuild(stored: StoredTable) -> LiveTable:
+def chouette_computer(engine: Engine, table: ChouetteTable, seat: int) -> dict[str, Any]:
+    """What the computer in ``seat`` of a chouette answers now."""
+    game = table.game
+    assert game is not None
+    legal = table.legal_for(seat)
+    if "agree" in legal:  # the captain proposes a team double
+        verdict = engine.cube_action(game.position, cube_context(game, game.on_roll, 0, (0, 0)))
+        return {"action": "agree" if verdict.double else "refuse"}
+    if "take" in legal and game.on_roll == 0 and seat != _box_seat(table):
+        # A member answers the box's double alone.
+        verdict = engine.cube_action(game.position, cube_context(game, game.on_roll, 0, (0, 0)))
+        return {"action": "take" if verdict.take else "pass"}
+    command = computer_command(engine, game, 0, (0, 0)).to_json()
+    if command["action"] == "double" and "double" not in legal:
+        return {"action": "roll"}  # the team refused this turn's double
+    return command
+
+
+def _box_seat(table: ChouetteTable) -> int:
+    current = table.current
+    assert current is not None
+    return table.seat_of_key(current.box)
+
+
+def _command(data: dict[str, Any]) -> Command:
+    try:
+        return Command.from_json(data)
+    except InvalidCommandError as exc:
+        raise ServiceError(422, "invalid_action", str(exc)) from None
+
+
+def _rebuild(stored: StoredTable) -> AnyTable:
     row = stored.row
     seats = [
         SeatInfo(s.name, player_id=s.player_id, level=Level(s.level) if s.level else None)
         for s in stored.seats
     ]
     dice = FairDice(bytes.fromhex(row.server_seed), row.client_seed)
-    table = LiveTable(row.id, TableRules.from_json(row.settings), seats, dice)
-    table.replay([(a.seat, Command.from_json(a.command)) for a in stored.actions])
+    settings = dict(row.settings)
+    kind = settings.pop("kind", None)
+    rules = TableRules.from_json(settings)
+    table: AnyTable
+    if kind == "chouette":
+        table = ChouetteTable(row.id, rules, seats, dice)
+        table.replay([(a.seat, a.command) for a in stored.actions])
+    else:
+        table = LiveTable(row.id, rules, seats, dice)
+        table.replay([(a.seat, Command.from_json(a.command)) for a in stored.actions])
     if row.status == "finished":
         table.finish()
     return table

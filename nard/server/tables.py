@@ -39,6 +39,7 @@ __all__ = [
     "SeatInfo",
     "TableClosedError",
     "TableRules",
+    "game_view",
 ]
 
 TABLE_SEAT = -1
@@ -328,8 +329,10 @@ class LiveTable:
         """What a client sitting in seat ``viewer`` (None: a spectator) is sent."""
         game = self.game
         score = self.games.score
+        acting = self.to_act
         out: dict[str, Any] = {
             "id": self.id,
+            "kind": "match" if self.match_length else "money",
             "status": self.status,
             "rules": self.rules.to_json(),
             "seats": [
@@ -341,6 +344,11 @@ class LiveTable:
                 for s in self.seats
             ],
             "you": viewer,
+            "side": viewer,
+            "you_act": acting is not None and acting == viewer,
+            "roles": [],
+            "waiting_for": [] if acting is None else [acting],
+            "votes": [],
             "score": list(score),
             "match_length": self.match_length,
             "game_number": len(self.games.games),
@@ -350,7 +358,15 @@ class LiveTable:
             "dice_commitment": self.fair_dice.commitment,
             "client_seed": self.fair_dice.client_seed,
             "server_seed": self.revealed_seed(),
-            "game": None if game is None else self._game_view(game, viewer),
+            "game": None
+            if game is None
+            else game_view(
+                game,
+                acting is not None and acting == viewer,
+                sorted(a.value for a in game.legal_actions())
+                if acting is not None and acting == viewer
+                else [],
+            ),
             "winner": self.games.winner if isinstance(self.games, Match) else None,
             "between_games": bool(
                 self.status == "playing" and not self.match_length and game and game.is_over
@@ -358,60 +374,56 @@ class LiveTable:
         }
         return out
 
-    def _game_view(self, game: Game, viewer: int | None) -> dict[str, Any]:
-        # The board from seat 0's side: +n seat 0's checkers, -n seat 1's; 25 is
-        # seat 0's bar, 0 seat 1's.
-        board = game.position_for(0)
-        off = [15 - sum(c for c in board if c > 0), 15 + sum(c for c in board if c < 0)]
-        pips = board.pip_counts()
-        acting = self.to_act
-        plays: list[dict[str, Any]] = []
-        if acting is not None and acting == viewer and game.decision is Decision.PLAY:
-            position = game.position
-            for play in game.legal_plays():
-                after = play.result.flip()  # the mover's side, after the play
-                plays.append(
-                    {
-                        "play": position.format_play(play),
-                        "moves": [[m[0], m[1]] for m in play.moves],
-                        "result": after.position_id(),
-                        "board": list(after),
-                    }
-                )
-        result = game.result
-        return {
-            "board": list(board),
-            "off": off,
-            "pips": [pips[0], pips[1]],
-            "position_id": game.position.position_id(),
-            "on_roll": game.on_roll,
-            "turn": game.turn,
-            "decision": game.decision.value,
-            "dice": list(game.dice) if game.dice else None,
-            "cube": game.cube_value,
-            "cube_owner": game.cube_owner,
-            "cube_in_play": game.options.cube,
-            "legal_actions": sorted(a.value for a in game.legal_actions())
-            if acting == viewer and acting is not None
-            else [],
-            "legal_plays": plays,
-            "resignation": self._offered_resignation(game),
-            "result": None
-            if result is None
-            else {
-                "winner": result.winner,
-                "kind": result.kind.value,
-                "cube": result.cube,
-                "points": result.points,
-            },
-            "history": [_action_text(a) for a in game.actions],
-        }
 
-    @staticmethod
-    def _offered_resignation(game: Game) -> int | None:
-        if game.decision is not Decision.ANSWER_RESIGNATION:
-            return None
-        return next(a.resign for a in reversed(game.actions) if a.resign)
+def game_view(game: Game, show_plays: bool, legal_actions: Sequence[str]) -> dict[str, Any]:
+    """A game as a client is sent it: the board from player 0's side (+n player 0's
+    checkers, -n player 1's; 25 is player 0's bar, 0 player 1's), and the legal
+    plays when ``show_plays`` (the viewer is to play)."""
+    board = game.position_for(0)
+    off = [15 - sum(c for c in board if c > 0), 15 + sum(c for c in board if c < 0)]
+    pips = board.pip_counts()
+    plays: list[dict[str, Any]] = []
+    if show_plays and game.decision is Decision.PLAY:
+        position = game.position
+        for play in game.legal_plays():
+            after = play.result.flip()  # the mover's side, after the play
+            plays.append(
+                {
+                    "play": position.format_play(play),
+                    "moves": [[m[0], m[1]] for m in play.moves],
+                    "result": after.position_id(),
+                    "board": list(after),
+                }
+            )
+    result = game.result
+    resignation = None
+    if game.decision is Decision.ANSWER_RESIGNATION:
+        resignation = next(a.resign for a in reversed(game.actions) if a.resign)
+    return {
+        "board": list(board),
+        "off": off,
+        "pips": [pips[0], pips[1]],
+        "position_id": game.position.position_id(),
+        "on_roll": game.on_roll,
+        "turn": game.turn,
+        "decision": game.decision.value,
+        "dice": list(game.dice) if game.dice else None,
+        "cube": game.cube_value,
+        "cube_owner": game.cube_owner,
+        "cube_in_play": game.options.cube,
+        "legal_actions": list(legal_actions),
+        "legal_plays": plays,
+        "resignation": resignation,
+        "result": None
+        if result is None
+        else {
+            "winner": result.winner,
+            "kind": result.kind.value,
+            "cube": result.cube,
+            "points": result.points,
+        },
+        "history": [_action_text(a) for a in game.actions],
+    }
 
 
 def _action_text(action: Action) -> dict[str, Any]:
