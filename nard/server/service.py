@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from nard.computer import computer_command, cube_context
 from nard.core import NardError
@@ -30,7 +30,7 @@ from nard.match.game import Decision, MatchStateError
 from nard.notation.json_record import write_json
 from nard.notation.mat import write_mat
 from nard.notation.sgf import write_sgf
-from nard.server.chouette import ChouetteTable
+from nard.server.chouette import ChouetteTable, parse_command
 from nard.server.models import PlayerRow, TableRow
 from nard.server.storage import ConflictError, Storage, StoredTable
 from nard.server.tables import (
@@ -47,6 +47,7 @@ AnyTable = LiveTable | ChouetteTable
 """A two-player match or money session, or a chouette."""
 
 Watcher = Callable[[AnyTable], None]
+T = TypeVar("T")
 
 
 class ServiceError(NardError):
@@ -258,9 +259,11 @@ class TableService:
             try:
                 steps: list[tuple[int, Any]]
                 if isinstance(table, ChouetteTable):
-                    steps = table.act(seat, data)
+                    steps = table.act(seat, _checked(parse_command, data))
                 else:
-                    steps = table.act(seat, _command(data))
+                    steps = table.act(seat, _checked(Command.from_json, data))
+            except ServiceError:
+                raise
             except NotYourTurnError as exc:
                 raise ServiceError(409, "not_your_turn", str(exc)) from None
             except TableClosedError as exc:
@@ -463,9 +466,10 @@ def _box_seat(table: ChouetteTable) -> int:
     return table.seat_of_key(current.box)
 
 
-def _command(data: dict[str, Any]) -> Command:
+def _checked(parse: Callable[[dict[str, Any]], T], data: dict[str, Any]) -> T:
+    """``parse(data)``, a malformed command refused with 422 ``invalid_action``."""
     try:
-        return Command.from_json(data)
+        return parse(data)
     except InvalidCommandError as exc:
         raise ServiceError(422, "invalid_action", str(exc)) from None
 
