@@ -273,3 +273,32 @@ def test_the_rules_page_in_each_language(
     assert phrase in page.inner_text("#rules")
     assert page.evaluate("document.documentElement.lang") == lang
     assert errors == []
+
+
+def test_a_chouette_game_with_two_computers_by_clicks(base_url: str, browser: Browser) -> None:
+    page, errors = new_page(browser)
+    start_as_guest(page, base_url, "Ann")
+    page.select_option("select[name=opponent]", "chouette")
+    page.fill("input[name=players]", "3")
+    page.fill("input[name=computers]", "2")
+    page.click("#start")
+    page.wait_for_selector("#board .checker")
+    assert page.locator("#score .player").count() == 3
+    roles = page.eval_on_selector_all("#score .player", "els => els.map(e => e.dataset.role)")
+    assert sorted(roles) == ["box", "captain", "crew"]
+    for _ in range(600):
+        if page.locator("button[data-action=next_game]").count():
+            break
+        if not take_turn(page):
+            for action in ("agree",):
+                if action in enabled_actions(page):
+                    page.click(f"button[data-action={action}]")
+                    settle(page)
+            page.wait_for_timeout(100)
+    else:
+        raise AssertionError("the chouette game did not end")
+    points = page.eval_on_selector_all(
+        "#score .points", "els => els.map(e => Number(e.textContent))"
+    )
+    assert sum(points) == 0 and any(points)
+    assert errors == []

@@ -187,7 +187,9 @@ function signInBox() {
 
 function newGameForm() {
   const level = h("select", { name: "level" }, ...["beginner", "intermediate", "expert", "world-class"].map((l) => h("option", { value: l, selected: l === "expert", text: t(`level_${l}`) })));
-  const opponent = h("select", { name: "opponent" }, h("option", { value: "computer", text: t("computer") }), h("option", { value: "person", text: t("person") }));
+  const opponent = h("select", { name: "opponent" }, h("option", { value: "computer", text: t("computer") }), h("option", { value: "person", text: t("person") }), h("option", { value: "chouette", text: t("chouette") }));
+  const players = h("input", { name: "players", type: "number", min: 3, max: 8, value: 3 });
+  const computers = h("input", { name: "computers", type: "number", min: 0, max: 7, value: 2 });
   const colour = h("select", { name: "seat" }, h("option", { value: "0", text: t("white") }), h("option", { value: "1", text: t("black") }));
   const length = h("input", { name: "match_length", type: "number", min: 0, max: 64, value: 5 });
   const autos = h("input", { name: "automatic_doubles", type: "number", min: 0, max: 6, value: 0 });
@@ -204,6 +206,11 @@ function newGameForm() {
       automatic_doubles: Number(autos.value),
       backgammon: Number(gammon.value),
     };
+    if (opponent.value === "chouette") {
+      body.players = Number(players.value);
+      body.computers = Number(computers.value);
+      body.match_length = 0;
+    }
     for (const name of ["cube", "crawford", "holland", "jacoby", "beavers", "raccoons", "public"]) body[name] = data.get(name) === "on";
     if (seed.value.trim()) body.client_seed = seed.value.trim();
     try {
@@ -214,6 +221,7 @@ function newGameForm() {
   } },
     h("h2", { text: t("new_game") }),
     field(t("opponent"), opponent), field(t("level"), level), field(t("your_colour"), colour),
+    field(t("chouette_players"), players), field(t("chouette_computers"), computers),
     field(t("match_length"), length),
     h("div", { class: "checks" },
       checkbox("cube", t("cube"), true), checkbox("crawford", t("crawford"), true), checkbox("holland", t("holland")),
@@ -305,8 +313,14 @@ async function tableView(id) {
   }
 
   const mySeat = () => table.you;
-  const viewer = () => (table.you === null ? 0 : table.you);
+  const isChouette = () => table.kind === "chouette";
+  // The game's side the board is drawn for: the caller's (in a chouette 0 is the
+  // box, 1 the team), else side 0.
+  const viewer = () => (table.side === null ? 0 : table.side);
   const nameOf = (seat) => (seat === table.you ? `${table.seats[seat].name} (${t("seat_you")})` : table.seats[seat].name);
+  // Who plays a side of the game: the seat itself, or in a chouette the box or the captain.
+  const sideSeat = (side) => (isChouette() ? table.roles.indexOf(side === 0 ? "box" : "captain") : side);
+  const nameOfSide = (side) => nameOf(sideSeat(side));
 
   function viewerBoard(board) {
     return viewer() === 0 ? board : flip(board);
@@ -345,7 +359,7 @@ async function tableView(id) {
     const cfg = settings();
     let homeRight = cfg.homeRight;
     if (cfg.swap && table.game_number % 2 === 0) homeRight = !homeRight;
-    const myTurn = table.to_act !== null && table.to_act === mySeat();
+    const myTurn = table.you_act;
     if (game && myTurn && game.decision === "play" && !input) input = new MoveInput(viewerBoard(game.board), game.dice, game.legal_plays);
     if (!game || !myTurn || game.decision !== "play") input = null;
 
@@ -398,10 +412,11 @@ async function tableView(id) {
       if (table.match_length && table.winner !== null) lines.push(h("p", { class: "result", text: t("match_over", { name: nameOf(table.winner) }) }));
       else lines.push(h("p", { class: "result", text: t("session_over") }));
     } else if (game) {
-      if (game.result) lines.push(h("p", { class: "result", text: t("game_over", { name: nameOf(game.result.winner), n: game.result.points }) }));
-      if (game.decision === "take or pass" || game.decision === "accept or beaver") lines.push(h("p", { text: t("offers_double", { name: nameOf(game.on_roll), n: game.cube * 2 }) }));
-      if (game.resignation) lines.push(h("p", { text: t("offers_resign", { name: nameOf(game.on_roll), n: game.resignation }) }));
-      if (table.to_act !== null) lines.push(h("p", { class: myTurn ? "turn mine" : "turn", text: myTurn ? t("your_turn") : t("their_turn", { name: nameOf(table.to_act) }) }));
+      if (game.result) lines.push(h("p", { class: "result", text: t("game_over", { name: nameOfSide(game.result.winner), n: game.result.points }) }));
+      if (game.decision === "take or pass" || game.decision === "accept or beaver") lines.push(h("p", { text: t("offers_double", { name: nameOfSide(game.on_roll), n: game.cube * 2 }) }));
+      if (table.votes.length) lines.push(h("p", { id: "proposal", text: t("team_proposes", { name: nameOfSide(1) }) }));
+      if (game.resignation) lines.push(h("p", { text: t("offers_resign", { name: nameOfSide(game.on_roll), n: game.resignation }) }));
+      if (table.to_act !== null) lines.push(h("p", { class: myTurn ? "turn mine" : "turn", text: myTurn ? t("your_turn") : t("their_turn", { name: table.waiting_for.map(nameOf).join(", ") }) }));
       if (table.you === null) lines.push(h("p", { text: t("spectating") }));
     }
     if (hint) lines.push(hint);
@@ -426,7 +441,7 @@ async function tableView(id) {
         buttons.push(button("confirm", () => send({ action: "play", play: done.play }), { class: "primary", disabled: !done }));
         buttons.push(button("undo", () => { input.reset(); selected = null; render(); }, { disabled: !input.moves.length }));
       }
-      for (const action of ["roll", "double", "take", "pass", "beaver", "raccoon", "accept", "reject"]) {
+      for (const action of ["roll", "double", "agree", "refuse", "take", "pass", "beaver", "raccoon", "accept", "reject"]) {
         if (legal.has(action)) buttons.push(button(action, () => send({ action }), { class: action === "roll" || action === "take" ? "primary" : "" }));
       }
       if (legal.has("resign")) {
@@ -437,7 +452,7 @@ async function tableView(id) {
           h("option", { value: "3", text: t("resign_backgammon") }));
         buttons.push(menu);
       }
-      if (table.seats.some((s) => s.kind === "computer")) buttons.push(button("hint", showHint));
+      if (!isChouette() && table.seats.some((s) => s.kind === "computer")) buttons.push(button("hint", showHint));
     }
     controls.replaceChildren(...buttons);
   }
@@ -455,13 +470,15 @@ async function tableView(id) {
   }
 
   function renderSide(game, cfg) {
+    const seatsShown = isChouette() ? table.seats.map((_, i) => i) : [0, 1];
+    const sideOf = (seat) => (isChouette() ? (table.roles[seat] === "box" ? 0 : 1) : seat);
     const score = h("div", { id: "score" },
-      h("h3", { text: table.match_length ? t("match_to", { n: table.match_length }) : t("money") }),
-      ...[0, 1].map((seat) => h("div", { class: `player seat${seat}${table.to_act === seat ? " acting" : ""}` },
-        h("span", { class: `swatch ${seat === 0 ? "white" : "black"}` }),
-        h("span", { class: "name", text: nameOf(seat) }),
+      h("h3", { text: isChouette() ? t("chouette") : table.match_length ? t("match_to", { n: table.match_length }) : t("money") }),
+      ...seatsShown.map((seat) => h("div", { class: `player seat${seat}${table.waiting_for.includes(seat) ? " acting" : ""}`, "data-role": table.roles[seat] || null },
+        h("span", { class: `swatch ${sideOf(seat) === 0 ? "white" : "black"}` }),
+        h("span", { class: "name", text: nameOf(seat) + (table.roles[seat] ? ` — ${t(`role_${table.roles[seat]}`)}` : "") }),
         h("span", { class: "points", text: String(table.score[seat]) }),
-        game ? h("span", { class: "pips", text: `${t("pips")} ${game.pips[seat === 0 ? 0 : 1]}` }) : null)),
+        game && (!isChouette() || table.roles[seat] === "box" || table.roles[seat] === "captain") ? h("span", { class: "pips", text: `${t("pips")} ${game.pips[sideOf(seat)]}` }) : null)),
       table.crawford ? h("p", { class: "crawford", text: t("crawford_game") }) : null,
     );
     const historyList = h("ol", { id: "history" }, ...(game ? game.history : []).map((a) => h("li", { text: describe(a) })));
@@ -479,11 +496,11 @@ async function tableView(id) {
     );
     const downloads = h("p", { class: "downloads" }, `${t("download")}: `,
       ...["mat", "sgf", "json"].map((fmt) => h("a", { href: `/api/tables/${table.id}/record.${fmt}`, download: true, dir: "ltr", text: fmt.toUpperCase() })));
-    const replay = table.status === "finished" ? h("div", { id: "replay" },
+    const replay = table.status === "finished" && !isChouette() ? h("div", { id: "replay" },
       h("button", { "data-action": "replay_back", onclick: () => stepReplay(-1), text: t("step_back") }),
       h("span", { id: "replay-step", text: replayAt === null ? t("replay") : `${replayAt + 1} / ${steps.length}` }),
       h("button", { "data-action": "replay_forward", onclick: () => stepReplay(1), text: t("step_forward") })) : null;
-    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", orientation, swap, fair, downloads);
+    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", orientation, swap, fair, isChouette() ? "" : downloads);
   }
 
   async function stepReplay(delta) {
@@ -496,7 +513,7 @@ async function tableView(id) {
   }
 
   function describe(action) {
-    const who = table.seats[action.seat] ? table.seats[action.seat].name : "";
+    const who = table.seats[sideSeat(action.seat)] ? table.seats[sideSeat(action.seat)].name : "";
     if (action.kind === "move") return `${who}: ${action.dice.join("-")} ${action.play || "—"}`;
     if (action.kind === "double" || action.kind === "beaver" || action.kind === "raccoon") return `${who}: ${t(action.kind)} → ${action.cube}`;
     if (action.kind === "resign") return `${who}: ${t("resign")} ${action.resign}`;
