@@ -117,6 +117,12 @@ def _build_parser() -> argparse.ArgumentParser:
     play.add_argument(
         "--two-players", action="store_true", help="two people at this keyboard, no computer"
     )
+    play.add_argument(
+        "--home",
+        choices=("right", "left"),
+        default="right",
+        help="where the home board is drawn, bottom right or bottom left (default: right)",
+    )
 
     serve = sub.add_parser(
         "serve", help="serve the web app (NARD_DATABASE_URL, NARD_DATA_DIR; default SQLite)"
@@ -237,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             match_length=args.match,
             money_games=args.games,
             two_players=args.two_players,
+            home=args.home,
         )
     except NardError as exc:
         print(f"nard: error: {exc}", file=sys.stderr)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from nard.computer import computer_command, cube_context
 from nard.core import NardError, Position
+from nard.core.diagram import draw
 from nard.engine import Engine, Player
 from nard.engine.cube import CubeContext
 from nard.match import (
@@ -127,6 +128,7 @@ class TerminalTable:
         money_games: int = 1,
         hints: Engine | None = None,
         colour: bool = False,
+        home: str = "right",
     ) -> None:
         if len(seats) != 2:
             raise ValueError(f"a table has two seats, not {len(seats)}")
@@ -138,6 +140,9 @@ class TerminalTable:
         self.write = write
         self.money_games = money_games
         self.colour = colour
+        if home not in ("right", "left"):
+            raise ValueError(f"home board {home!r}: 'right' or 'left'")
+        self.home = home
         engines = [s.computer for s in self.seats if isinstance(s.computer, Engine)]
         self._hints = hints or (engines[0] if engines else None)
         self.game: Game | None = None
@@ -218,7 +223,7 @@ class TerminalTable:
     def _draw(self, game: Game, position: Position | None = None) -> None:
         me = self._viewer(game)
         view = position if position is not None else game.position_for(me)
-        text = str(view)
+        text = draw(view, home=self.home)
         text = text.replace("X (on roll):  ", f"X ({self.seats[me].name}): ")
         text = text.replace("O (opponent): ", f"O ({self.seats[1 - me].name}): ")
         self.write(colour_board(text) if self.colour else text)
@@ -495,11 +500,13 @@ def run_terminal_game(
     match_length: int = 0,
     money_games: int = 1,
     two_players: bool = False,
+    home: str = "right",
 ) -> int:
     """Play on stdin/stdout: against the engine at ``level`` or two people; returns 0.
 
     ``match_length`` 0 is money play (``money_games`` games, cube on). The
-    checkers are drawn in colour on a terminal unless ``NO_COLOR`` is set.
+    checkers are drawn in colour on a terminal unless ``NO_COLOR`` is set;
+    ``home`` puts the home board at the bottom ``right`` or ``left``.
     """
     if seed is None:
         seed = random.SystemRandom().randrange(2**32)
@@ -516,5 +523,7 @@ def run_terminal_game(
     kind = f"a {match_length}-point match" if match_length else "money play"
     print(f"nard: {kind}, {who}; dice seed {seed}. Type 'help' for help.")
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    TerminalTable(games, seats, input, print, money_games=money_games, colour=colour).play()
+    TerminalTable(
+        games, seats, input, print, money_games=money_games, colour=colour, home=home
+    ).play()
     return 0

@@ -259,3 +259,22 @@ def test_a_one_point_match_is_played_without_the_cube() -> None:
     assert "(Crawford game: no cube)" in log[0]
     assert any(line.startswith("Crawford game: no cube; score Ann 0") for line in log)
     assert not any("doubles" in line for line in log)
+
+
+def test_the_home_board_can_be_drawn_on_the_left() -> None:
+    session = Session(dice=SeededDice(1))
+    log: list[str] = []
+    table = TerminalTable(
+        session,
+        (Seat("Ann"), Seat("Computer", HeuristicPlayer())),
+        lambda p: "",
+        log.append,
+        home="left",
+    )
+    table.read = lambda prompt: _person(table, prompt)
+    table.play()
+    boards = [line for line in log if "Position ID:" in line]
+    assert boards and all(" +24-23-22-21-20-19-+" in board for board in boards)
+    assert all(" +-1--2--3--4--5--6-+" in board for board in boards)
+    with pytest.raises(ValueError, match="'up'"):
+        TerminalTable(session, (Seat("A"), Seat("B")), input, print, home="up")
