@@ -150,11 +150,18 @@ def create_app(
     owns_storage = storage is None
     store = storage or Storage(settings.database_url)
     store.migrate()
-    service = TableService(store, engine_workers=settings.engine_workers, server_seeds=server_seeds)
+    service = TableService(
+        store,
+        engine_workers=settings.engine_workers,
+        server_seeds=server_seeds,
+        redis_url=settings.redis_url,
+    )
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await service.start()
         yield
+        await service.stop()
         service.close()
         if owns_storage:
             store.close()
@@ -394,9 +401,12 @@ def create_app(
         # Each change is turned into this client's view when it happens, so the
         # client sees every step (the computer's roll, then its play).
         updates: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
 
         def snapshot(changed: AnyTable) -> None:
-            updates.put_nowait(view(changed, player).model_dump())
+            # Called from whichever loop made the change (one per test client;
+            # the Redis listener's): hand the view over to this socket's loop.
+            loop.call_soon_threadsafe(updates.put_nowait, view(changed, player).model_dump())
 
         service.watch(table.id, snapshot)
 

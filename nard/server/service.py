@@ -14,12 +14,16 @@ one error shape.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
 
 from nard.computer import computer_command, cube_context
 from nard.core import NardError
@@ -47,6 +51,9 @@ AnyTable = LiveTable | ChouetteTable
 """A two-player match or money session, or a chouette."""
 
 Watcher = Callable[[AnyTable], None]
+
+CHANNEL = "nard:tables"
+"""The Redis channel on which server processes announce changed tables."""
 T = TypeVar("T")
 
 
@@ -82,6 +89,13 @@ class TableService:
 
     ``server_seeds`` makes each table's secret dice seed (32 bytes; default
     :func:`secrets.token_bytes`); tests give a seeded one.
+
+    With ``redis_url`` several server processes can serve the same tables:
+    each change is published on the Redis channel :data:`CHANNEL`, and every
+    other process drops its copy of the table (the next request rebuilds it
+    from the database) and pushes the new state to its own WebSockets. The
+    database's sequence numbers keep two processes from both writing the same
+    action.
     """
 
     def __init__(
@@ -90,8 +104,14 @@ class TableService:
         *,
         engine_workers: int = 2,
         server_seeds: Callable[[], bytes] | None = None,
+        redis_url: str | None = None,
     ) -> None:
         self.storage = storage
+        self.redis_url = redis_url
+        self._redis: Redis | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._origin = secrets.token_hex(8)  # this process, in the messages it publishes
+        self._pending: set[asyncio.Task[None]] = set()
         self._server_seeds = server_seeds or (lambda: secrets.token_bytes(SEED_BYTES))
         self._pool = ThreadPoolExecutor(engine_workers, thread_name_prefix="nard-engine")
         self._engines: dict[Level, Engine] = {}
@@ -101,6 +121,43 @@ class TableService:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+    async def start(self) -> None:
+        """Connect to Redis and listen to the other processes (with ``redis_url``)."""
+        if self.redis_url is None:
+            return
+        self._redis = Redis.from_url(self.redis_url)
+        pubsub = self._redis.pubsub()
+        await pubsub.subscribe(CHANNEL)
+        self._listener = asyncio.create_task(self._listen(pubsub))
+
+    async def stop(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+        if self._redis is not None:
+            await self._redis.aclose()
+
+    async def _listen(self, pubsub: PubSub) -> None:
+        async for message in pubsub.listen():
+            if message.get("type") != "message":
+                continue
+            try:
+                origin, table_id = message["data"].decode().split(" ", 1)
+            except (ValueError, AttributeError):
+                continue
+            if origin == self._origin:
+                continue
+            self._live.pop(table_id, None)
+            if self._watchers.get(table_id):
+                try:
+                    table = await self.get(table_id)
+                except ServiceError:
+                    continue
+                self._tell_watchers(table)
 
     # -- engines -------------------------------------------------------------
     def engine(self, level: Level) -> Engine:
@@ -385,6 +442,18 @@ class TableService:
         self._watchers[table_id].discard(watcher)
 
     def _notify(self, table: AnyTable) -> None:
+        """Tell this process's watchers, and the other processes through Redis."""
+        self._tell_watchers(table)
+        if self._redis is not None:
+            task = asyncio.get_running_loop().create_task(self._publish(table.id))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+
+    async def _publish(self, table_id: str) -> None:
+        assert self._redis is not None
+        await self._redis.publish(CHANNEL, f"{self._origin} {table_id}")
+
+    def _tell_watchers(self, table: AnyTable) -> None:
         for watcher in list(self._watchers.get(table.id, ())):
             watcher(table)
 

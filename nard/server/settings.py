@@ -12,6 +12,8 @@ variable               meaning (default)
 ``NARD_PORT``          port (``8000``)
 ``NARD_SECURE_COOKIES`` ``1`` to mark cookies Secure (behind HTTPS)
 ``NARD_ENGINE_WORKERS`` threads for the computer's thinking (``2``)
+``NARD_REDIS_URL``     Redis, when several server processes share the
+                       tables (``redis://127.0.0.1:6379/0``; none)
 =====================  ==================================================
 """
 
@@ -37,6 +39,7 @@ class Settings:
     port: int = 8000
     secure_cookies: bool = False
     engine_workers: int = 2
+    redis_url: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -61,4 +64,5 @@ class Settings:
             port=port,
             secure_cookies=env.get("NARD_SECURE_COOKIES", "") == "1",
             engine_workers=max(1, workers),
+            redis_url=env.get("NARD_REDIS_URL") or None,
         )
