@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -53,6 +54,8 @@ from nard.server.tables import LiveTable, TableRules
 __all__ = ["create_app"]
 
 COOKIE = "nard_session"
+RULE_FIELDS = {f.name for f in dataclasses.fields(TableRules)}
+"""The fields of a new table's request that are its rules."""
 MAX_BODY = 16 * 1024
 """The largest request body accepted (a new table's settings are under 1 KB)."""
 MAX_WS_MESSAGE = 4 * 1024
@@ -294,17 +297,7 @@ def create_app(
     async def new_table(body: NewTableRequest, who: Changing) -> TableView:
         assert who.player is not None
         try:
-            rules = TableRules(
-                match_length=body.match_length,
-                cube=body.cube,
-                crawford=body.crawford,
-                holland=body.holland,
-                jacoby=body.jacoby,
-                beavers=body.beavers,
-                raccoons=body.raccoons,
-                automatic_doubles=body.automatic_doubles,
-                backgammon=body.backgammon,
-            )
+            rules = TableRules(**body.model_dump(include=RULE_FIELDS))
         except ValueError as exc:
             raise ServiceError(422, "invalid_rules", str(exc)) from None
         chouette = body.opponent == "chouette"

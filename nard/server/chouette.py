@@ -23,14 +23,14 @@ from typing import Any
 
 from nard.match.chouette import Chouette, ChouetteGame
 from nard.match.commands import Command, InvalidCommandError, perform
-from nard.match.dice import FairDice, RecordingDice
+from nard.match.dice import FairDice
 from nard.match.game import Decision, Game, GameAction, MatchStateError
 from nard.match.match import MoneyRules
-from nard.notation.json_record import DiceCommitment
 from nard.server.tables import (
     TABLE_SEAT,
     NotYourTurnError,
     SeatInfo,
+    TableBase,
     TableClosedError,
     TableRules,
     game_view,
@@ -59,7 +59,7 @@ def parse_command(data: Mapping[str, Any]) -> dict[str, Any]:
     return dict(data)
 
 
-class ChouetteTable:
+class ChouetteTable(TableBase):
     """The game state of one chouette table, driven by its seats' commands."""
 
     kind = "chouette"
@@ -77,14 +77,9 @@ class ChouetteTable:
             raise ValueError(f"a chouette is for 3-8 players, not {len(seats)}")
         if rules.match_length:
             raise ValueError("a chouette is played for money (match length 0)")
-        self.id = table_id
-        self.rules = rules
-        self.seats = list(seats)
-        self.fair_dice = dice
-        self.dice = RecordingDice(dice)
+        super().__init__(table_id, rules, seats, dice, finished=finished)
         self.chouette: Chouette | None = None
         self.log: list[tuple[int, dict[str, Any]]] = []
-        self.finished = finished
         self.votes: dict[int, bool] = {}  # a team double being agreed
         self.answers: dict[int, bool] = {}  # the members' answers to the box's double
         self.double_refused = False  # the team said no this turn: the captain rolls
@@ -94,13 +89,6 @@ class ChouetteTable:
         return 0
 
     # -- state ---------------------------------------------------------------
-    @property
-    def status(self) -> str:
-        if self.finished:
-            return "finished"
-        if any(s.is_open for s in self.seats):
-            return "waiting"
-        return "playing"
 
     @property
     def current(self) -> ChouetteGame | None:
@@ -262,29 +250,10 @@ class ChouetteTable:
                 self._apply(seat, parse_command(command))
                 self.log.append((seat, dict(command)))
 
-    def finish(self) -> None:
-        self.finished = True
-
-    def sit(self, seat: int, info: SeatInfo) -> None:
-        if not self.seats[seat].is_open:
-            raise TableClosedError(f"seat {seat} of table {self.id} is taken")
-        self.seats[seat] = info
-
     def is_match_over(self) -> bool:
         return False
 
     # -- records and the client's view ------------------------------------------
-    def dice_commitment(self) -> DiceCommitment:
-        return DiceCommitment(
-            commitment=self.fair_dice.commitment,
-            client_seed=self.fair_dice.client_seed,
-            server_seed=self.revealed_seed(),
-            log=tuple(self.dice.log),
-        )
-
-    def revealed_seed(self) -> str | None:
-        return self.fair_dice.reveal() if self.finished else None
-
     def standings(self) -> list[int]:
         if self.chouette is None:
             return [0] * len(self.seats)
@@ -317,19 +286,8 @@ class ChouetteTable:
             acting = viewer is not None and "play" in legal
             gview = game_view(game, acting, legal)
         return {
-            "id": self.id,
+            **self._common_view(viewer),
             "kind": "chouette",
-            "status": self.status,
-            "rules": self.rules.to_json(),
-            "seats": [
-                {
-                    "name": s.name,
-                    "kind": "computer" if s.is_computer else "open" if s.is_open else "person",
-                    "level": s.level.value if s.level else None,
-                }
-                for s in self.seats
-            ],
-            "you": viewer,
             "side": side,
             "you_act": bool(legal),
             "roles": roles,
@@ -340,9 +298,6 @@ class ChouetteTable:
             "seq": len(self.log),
             "to_act": waiting[0] if waiting else None,
             "waiting_for": waiting,
-            "dice_commitment": self.fair_dice.commitment,
-            "client_seed": self.fair_dice.client_seed,
-            "server_seed": self.revealed_seed(),
             "game": gview,
             "winner": None,
             "between_games": bool(self.status == "playing" and game is not None and game.is_over),

@@ -37,6 +37,7 @@ __all__ = [
     "LiveTable",
     "NotYourTurnError",
     "SeatInfo",
+    "TableBase",
     "TableClosedError",
     "TableRules",
     "game_view",
@@ -127,7 +128,81 @@ class SeatInfo:
         return self.level is None and self.player_id is None
 
 
-class LiveTable:
+class TableBase:
+    """What every kind of table has: an id, the agreed rules, seats, fair dice
+    (every die recorded), and whether it has finished."""
+
+    def __init__(
+        self,
+        table_id: str,
+        rules: TableRules,
+        seats: Sequence[SeatInfo],
+        dice: FairDice,
+        *,
+        finished: bool = False,
+    ) -> None:
+        self.id = table_id
+        self.rules = rules
+        self.seats = list(seats)
+        self.fair_dice = dice
+        self.dice = RecordingDice(dice)
+        self.finished = finished
+
+    @property
+    def status(self) -> str:
+        """``waiting`` (a seat is open), ``playing`` or ``finished``."""
+        if self.finished:
+            return "finished"
+        if any(s.is_open for s in self.seats):
+            return "waiting"
+        return "playing"
+
+    def finish(self) -> None:
+        """End the table (the match is won, or the session or chouette stopped)."""
+        self.finished = True
+
+    def sit(self, seat: int, info: SeatInfo) -> None:
+        if not self.seats[seat].is_open:
+            raise TableClosedError(f"seat {seat} of table {self.id} is taken")
+        self.seats[seat] = info
+
+    def dice_commitment(self) -> DiceCommitment:
+        """The commitment, the client seed, the seed once the table is finished, the dice."""
+        return DiceCommitment(
+            commitment=self.fair_dice.commitment,
+            client_seed=self.fair_dice.client_seed,
+            server_seed=self.revealed_seed(),
+            log=tuple(self.dice.log),
+        )
+
+    def revealed_seed(self) -> str | None:
+        """The server seed in hex once the table is finished, else None."""
+        if not self.finished:
+            return None
+        return self.fair_dice.reveal()
+
+    def _common_view(self, viewer: int | None) -> dict[str, Any]:
+        """The parts of a client's view every kind of table shares."""
+        return {
+            "id": self.id,
+            "status": self.status,
+            "rules": self.rules.to_json(),
+            "seats": [
+                {
+                    "name": s.name,
+                    "kind": "computer" if s.is_computer else "open" if s.is_open else "person",
+                    "level": s.level.value if s.level else None,
+                }
+                for s in self.seats
+            ],
+            "you": viewer,
+            "dice_commitment": self.fair_dice.commitment,
+            "client_seed": self.fair_dice.client_seed,
+            "server_seed": self.revealed_seed(),
+        }
+
+
+class LiveTable(TableBase):
     """The game state of one table, driven by seats' commands."""
 
     def __init__(
@@ -141,24 +216,11 @@ class LiveTable:
     ) -> None:
         if len(seats) != 2:
             raise ValueError(f"a table has two seats, not {len(seats)}")
-        self.id = table_id
-        self.rules = rules
-        self.seats = [seats[0], seats[1]]
-        self.fair_dice = dice
-        self.dice = RecordingDice(dice)
+        super().__init__(table_id, rules, seats, dice, finished=finished)
         self.games = rules.games(self.dice)
         self.log: list[tuple[int, Command]] = []
-        self.finished = finished
 
     # -- state ---------------------------------------------------------------
-    @property
-    def status(self) -> str:
-        """``waiting`` (a seat is open), ``playing`` or ``finished``."""
-        if self.finished:
-            return "finished"
-        if any(s.is_open for s in self.seats):
-            return "waiting"
-        return "playing"
 
     @property
     def game(self) -> Game | None:
@@ -256,15 +318,6 @@ class LiveTable:
                 perform(game, command)
                 self.log.append((seat, command))
 
-    def finish(self) -> None:
-        """End the table (the match is won, or the money session stopped)."""
-        self.finished = True
-
-    def sit(self, seat: int, info: SeatInfo) -> None:
-        if not self.seats[seat].is_open:
-            raise TableClosedError(f"seat {seat} of table {self.id} is taken")
-        self.seats[seat] = info
-
     def replay_steps(self) -> list[dict[str, Any]]:
         """The board after every step of the table, for the replay viewer (seat 0's
         side, as :meth:`view` gives it): the log replayed on the dice rolled."""
@@ -309,21 +362,6 @@ class LiveTable:
         players = (self.seats[0].name, self.seats[1].name)
         return self.games.to_record(players)
 
-    def dice_commitment(self) -> DiceCommitment:
-        """The commitment, the client seed, the seed once the table is finished, the dice."""
-        return DiceCommitment(
-            commitment=self.fair_dice.commitment,
-            client_seed=self.fair_dice.client_seed,
-            server_seed=self.revealed_seed(),
-            log=tuple(self.dice.log),
-        )
-
-    def revealed_seed(self) -> str | None:
-        """The server seed in hex once the table is finished, else None."""
-        if not self.finished:
-            return None
-        return self.fair_dice.reveal()
-
     # -- the client's view -----------------------------------------------------
     def view(self, viewer: int | None) -> dict[str, Any]:
         """What a client sitting in seat ``viewer`` (None: a spectator) is sent."""
@@ -331,19 +369,8 @@ class LiveTable:
         score = self.games.score
         acting = self.to_act
         out: dict[str, Any] = {
-            "id": self.id,
+            **self._common_view(viewer),
             "kind": "match" if self.match_length else "money",
-            "status": self.status,
-            "rules": self.rules.to_json(),
-            "seats": [
-                {
-                    "name": s.name,
-                    "kind": "computer" if s.is_computer else "open" if s.is_open else "person",
-                    "level": s.level.value if s.level else None,
-                }
-                for s in self.seats
-            ],
-            "you": viewer,
             "side": viewer,
             "you_act": acting is not None and acting == viewer,
             "roles": [],
@@ -355,9 +382,6 @@ class LiveTable:
             "crawford": bool(game and game.options.crawford),
             "seq": len(self.log),
             "to_act": self.to_act,
-            "dice_commitment": self.fair_dice.commitment,
-            "client_seed": self.fair_dice.client_seed,
-            "server_seed": self.revealed_seed(),
             "game": None
             if game is None
             else game_view(
