@@ -34,7 +34,10 @@ def cmd_serve(host: str | None, port: int | None) -> int:
         raise NardError(f"cannot open the database {shown!r}: {first}") from None
     where = _shown(settings.database_url)
     print(f"nard: serving at http://{settings.host}:{settings.port} (database {where})", flush=True)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    # WebSocket frames are small JSON actions: refuse anything over 64 KB outright.
+    uvicorn.run(
+        app, host=settings.host, port=settings.port, log_level="warning", ws_max_size=65536
+    )
     return 0
 
 

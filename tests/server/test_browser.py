@@ -302,3 +302,43 @@ def test_a_chouette_game_with_two_computers_by_clicks(base_url: str, browser: Br
     )
     assert sum(points) == 0 and any(points)
     assert errors == []
+
+
+def test_a_checker_is_dragged_to_a_highlighted_point(base_url: str, browser: Browser) -> None:
+    page, errors = new_page(browser)
+    start_as_guest(page, base_url, "Dora")
+    page.fill("input[name=match_length]", "3")
+    page.click("#start")
+    page.wait_for_selector("#board .checker")
+    for _ in range(20):  # until it is our turn to play
+        settle(page)
+        if page.locator("button[data-action=confirm]").count():
+            break
+        assert take_turn(page)
+    undo = page.locator("button[data-action=undo]")
+    assert undo.is_disabled()
+    points = page.eval_on_selector_all(
+        "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
+    )
+    for point in points:
+        checker = page.locator(f"#board .checker[data-point='{point}']").last
+        checker.click()  # selects it, showing where it may go
+        targets = page.locator("#board .target")
+        if not targets.count():
+            continue
+        destination = targets.first.get_attribute("data-point")
+        checker.click()  # deselect, then drag it there
+        box = checker.bounding_box()
+        goal = targets.first.bounding_box()
+        assert box is not None and goal is not None
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(goal["x"] + goal["width"] / 2, goal["y"] + goal["height"] * 0.9, steps=5)
+        page.mouse.up()
+        break
+    else:
+        raise AssertionError("no checker could move")
+    assert undo.is_enabled(), f"the drag to {destination} did not move the checker"
+    undo.click()
+    assert undo.is_disabled()
+    assert errors == []
