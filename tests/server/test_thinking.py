@@ -1,0 +1,74 @@
+"""The computer thinks off the event loop: other requests are answered meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+import nard.server.service as service_module
+from nard.computer import computer_command
+from tests.server.conftest import app_on
+
+
+def test_a_thinking_computer_does_not_hold_up_other_requests(
+    sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thinking = threading.Event()
+    release = threading.Event()
+    threads: list[str] = []
+    real = computer_command
+
+    def slow_computer(*args: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        thinking.set()
+        assert release.wait(timeout=30), "the test never released the computer"
+        return real(*args)
+
+    monkeypatch.setattr(service_module, "computer_command", slow_computer)
+    app, storage = app_on(sqlite_url, tmp_path)
+
+    async def scenario() -> None:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://test") as client:
+            me = (await client.post("/api/guest", json={"name": "ann"})).json()
+            headers = {"X-CSRF-Token": me["csrf_token"]}
+            body = {"opponent": "computer", "level": "expert", "match_length": 3}
+            creating = asyncio.create_task(client.post("/api/tables", json=body, headers=headers))
+            table: dict[str, Any] | None = None
+            # Until the computer gets a decision, keep the game going from our seat.
+            while not thinking.is_set():
+                await asyncio.sleep(0.01)
+                if creating.done() and table is None:
+                    table = creating.result().json()
+                    legal = table["game"]["legal_actions"]
+                    command = (
+                        {"action": "play", "play": table["game"]["legal_plays"][0]["play"]}
+                        if "play" in legal
+                        else {"action": "roll"}
+                    )
+                    creating = asyncio.create_task(
+                        client.post(
+                            f"/api/tables/{table['id']}/actions", json=command, headers=headers
+                        )
+                    )
+            # The computer is thinking in its thread: the server still answers.
+            health = await asyncio.wait_for(client.get("/api/health"), timeout=10)
+            lobby = await asyncio.wait_for(client.get("/api/tables"), timeout=10)
+            assert health.status_code == 200 and lobby.status_code == 200
+            assert not creating.done()
+            release.set()
+            answered = await asyncio.wait_for(creating, timeout=30)
+            assert answered.status_code in (200, 201), answered.text
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        release.set()
+        app.state.service.close()
+        storage.close()
+    assert threads and all(name.startswith("nard-engine") for name in threads)
