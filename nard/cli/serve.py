@@ -35,9 +35,7 @@ def cmd_serve(host: str | None, port: int | None) -> int:
     where = _shown(settings.database_url)
     print(f"nard: serving at http://{settings.host}:{settings.port} (database {where})", flush=True)
     # WebSocket frames are small JSON actions: refuse anything over 64 KB outright.
-    uvicorn.run(
-        app, host=settings.host, port=settings.port, log_level="warning", ws_max_size=65536
-    )
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", ws_max_size=65536)
     return 0
 
 
