@@ -255,10 +255,10 @@ class TableService:
         return self._stored_row(table_id).invite_token
 
     def _stored_row(self, table_id: str) -> TableRow:
-        stored = self.storage.load_table(table_id)
-        if stored is None:
+        row = self.storage.table_row(table_id)
+        if row is None:
             raise ServiceError(404, "no_such_table", f"no table {table_id!r}")
-        return stored.row
+        return row
 
     def seat_of(self, table: AnyTable, player: PlayerRow | None) -> int | None:
         if player is None:

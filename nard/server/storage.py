@@ -187,6 +187,11 @@ class Storage:
             for number, seat in enumerate(seats):
                 s.add(TableSeatRow(table_id=table_id, seat=number, **seat))
 
+    def table_row(self, table_id: str) -> TableRow | None:
+        """The table's own row (no seats or actions)."""
+        with self._session() as s:
+            return s.get(TableRow, table_id)
+
     def load_table(self, table_id: str) -> StoredTable | None:
         with self._session() as s:
             row = s.get(TableRow, table_id)
