@@ -53,7 +53,7 @@ def verify_record(record: MatchRecord, dice: DiceCommitment | None) -> Verificat
         for m in verify_rolls(dice.server_seed, dice.commitment, dice.client_seed, dice.log)
     ]
     log = dice.log
-    used = 0
+    used = dice.preamble  # dice rolled before the first game (a chouette's seating)
     rolls = 0
     for game in record.games:
         opening = True

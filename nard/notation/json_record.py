@@ -36,6 +36,7 @@ class DiceCommitment:
     client_seed: str
     server_seed: str | None = None  # hex, once revealed after the match
     log: tuple[int, ...] = ()  # every die drawn, in order
+    preamble: int = 0  # dice drawn before the first game (a chouette's seating), in no game
 
 
 def write_json(record: MatchRecord, dice: DiceCommitment | None = None) -> str:
@@ -54,6 +55,7 @@ def write_json(record: MatchRecord, dice: DiceCommitment | None = None) -> str:
             "client_seed": dice.client_seed,
             "server_seed": dice.server_seed,
             "log": list(dice.log),
+            **({"preamble": dice.preamble} if dice.preamble else {}),
         },
         "games": [
             {
@@ -125,7 +127,7 @@ def _read_dice(raw: Any) -> DiceCommitment | None:
     if raw is None:
         return None
     r = _Reader("the dice")
-    d = r.obj(raw, {"commitment", "client_seed", "server_seed", "log"})
+    d = r.obj(raw, {"commitment", "client_seed", "server_seed", "log", "preamble"})
     log = r.list_(d.get("log", []), "dice.log")
     if not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 6 for x in log):
         raise InvalidRecordError("the dice log must hold dice 1-6")
@@ -137,6 +139,7 @@ def _read_dice(raw: Any) -> DiceCommitment | None:
         client_seed=r.str_(d.get("client_seed"), "dice.client_seed"),
         server_seed=server,
         log=tuple(log),
+        preamble=r.int_(d.get("preamble", 0), "dice.preamble", 0, len(log)),
     )
 
 

@@ -19,6 +19,7 @@ actions) on the same dice.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from nard.match.chouette import Chouette, ChouetteGame
@@ -26,6 +27,8 @@ from nard.match.commands import Command, InvalidCommandError, perform
 from nard.match.dice import FairDice
 from nard.match.game import Decision, Game, GameAction, MatchStateError
 from nard.match.match import MoneyRules
+from nard.notation.json_record import DiceCommitment
+from nard.notation.records import GameRecord, MatchRecord
 from nard.server.tables import (
     TABLE_SEAT,
     NotYourTurnError,
@@ -80,6 +83,7 @@ class ChouetteTable(TableBase):
         super().__init__(table_id, rules, seats, dice, finished=finished)
         self.chouette: Chouette | None = None
         self.log: list[tuple[int, dict[str, Any]]] = []
+        self.seating_dice = 0  # the dice of the draw for the box and the captain
         self.votes: dict[int, bool] = {}  # a team double being agreed
         self.answers: dict[int, bool] = {}  # the members' answers to the box's double
         self.double_refused = False  # the team said no this turn: the captain rolls
@@ -172,6 +176,7 @@ class ChouetteTable(TableBase):
         )
         keys = [str(i) for i in range(len(self.seats))]
         self.chouette = Chouette.draw(keys, self.dice, money)
+        self.seating_dice = len(self.dice.log)
 
     def chouette_new_game(self) -> None:
         assert self.chouette is not None
@@ -254,6 +259,42 @@ class ChouetteTable(TableBase):
         return False
 
     # -- records and the client's view ------------------------------------------
+    def record(self) -> MatchRecord:
+        """The chouette's games as a money record: player 0 is the box, player 1 the
+        team (its score the points each side won game after game, whoever held it);
+        the metadata names who was box and team in each game. The standings, with
+        the members who passed a double, are the table's, not the record's."""
+        played = self.chouette.games if self.chouette else []
+        games = []
+        score = [0, 0]  # points won by whoever was box, and by the team, game after game
+        for number, current in enumerate(played, start=1):
+            result = current.game.result
+            games.append(
+                GameRecord(
+                    number=number,
+                    score=(score[0], score[1]),
+                    actions=current.game.actions,
+                    winner=result.winner if result else None,
+                    points=result.points if result else None,
+                )
+            )
+            if result is not None:
+                score[result.winner] += result.points
+        metadata = {"event": "chouette"}
+        for number, current in enumerate(played, start=1):
+            team = ", ".join(self.seats[int(k)].name for k in current.team)
+            metadata[f"game {number}"] = f"box {self.seats[int(current.box)].name}; team {team}"
+        return MatchRecord(
+            match_length=0,
+            games=tuple(games),
+            players=("box", "team"),
+            jacoby=self.rules.jacoby,
+            metadata=metadata,
+        )
+
+    def dice_commitment(self) -> DiceCommitment:
+        return replace(super().dice_commitment(), preamble=self.seating_dice)
+
     def standings(self) -> list[int]:
         if self.chouette is None:
             return [0] * len(self.seats)

@@ -423,8 +423,8 @@ class TableService:
 
     def export(self, table: AnyTable, fmt: str) -> tuple[str, str]:
         """The table's record as ``mat``, ``sgf`` or ``json``: (text, media type)."""
-        if isinstance(table, ChouetteTable):
-            raise ServiceError(404, "no_record", "chouette tables have no match record yet")
+        if isinstance(table, ChouetteTable) and fmt != "json":
+            raise ServiceError(404, "no_such_format", "a chouette's record is in JSON only")
         record = table.record()
         if fmt == "mat":
             return write_mat(record), "text/plain; charset=utf-8"

@@ -301,6 +301,11 @@ def test_a_chouette_game_with_two_computers_by_clicks(base_url: str, browser: Br
         "#score .points", "els => els.map(e => Number(e.textContent))"
     )
     assert sum(points) == 0 and any(points)
+    # End the table between games: the seed is revealed and the dice check out.
+    page.click("button[data-action=end_session]")
+    page.wait_for_selector("#server-seed")
+    page.click("text=Verify these dice")
+    page.wait_for_selector("#verify-result.ok")
     assert errors == []
 
 

@@ -7,6 +7,9 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from nard.match.replay import replay
+from nard.match.verify import verify_record
+from nard.notation.json_record import read_json
 from tests.server.conftest import app_on
 from tests.server.helpers import guest
 
@@ -57,6 +60,10 @@ def test_a_chouette_with_the_computer_plays_games_and_rotates(
                 assert table["you_act"] or table["between_games"], table["waiting_for"]
         assert table["between_games"] and table["game"]["result"] is not None
         assert sum(table["score"]) == 0 and any(table["score"])
+        # Mid-table, the record cannot be verified yet: the seed is secret.
+        _, dice = read_json(client.get(f"/api/tables/{tid}/record.json").text)
+        assert dice is not None and dice.server_seed is None and dice.preamble >= 4  # a die each
+        assert client.get(f"/api/tables/{tid}/record.mat").status_code == 404
         table = client.post(f"/api/tables/{tid}/next-game", headers=headers).json()
         assert table["game_number"] == 2 and table["roles"] != first_roles
         before = client.get(f"/api/tables/{tid}").json()
@@ -150,4 +157,30 @@ def test_team_doubles_need_everyone_and_each_member_answers_the_box(
         assert all(seen.values()), seen
         standings = state(0)["score"]
         assert sum(standings) == 0
+    storage.close()
+
+
+def test_a_finished_chouette_record_verifies(sqlite_url: str, tmp_path: Path) -> None:
+    app, storage = app_on(sqlite_url, tmp_path, seed=12)
+    with TestClient(app) as client:
+        headers = guest(client, "ann")
+        table = create(client, headers, players=3, computers=2, client_seed="chouette")
+        tid = table["id"]
+        for _game in range(2):
+            while not table["between_games"]:
+                if table["you_act"]:
+                    table = send(client, tid, headers, **simple(table)).json()
+                else:
+                    table = client.get(f"/api/tables/{tid}").json()
+            if _game == 0:
+                table = client.post(f"/api/tables/{tid}/next-game", headers=headers).json()
+        ended = client.post(f"/api/tables/{tid}/end", headers=headers).json()
+        assert ended["status"] == "finished" and ended["server_seed"]
+        record, dice = read_json(client.get(f"/api/tables/{tid}/record.json").text)
+        assert dice is not None and dice.server_seed == ended["server_seed"]
+        result = verify_record(record, dice)
+        assert result.ok, result.problems
+        replay(record)  # each game is legal as recorded (what `nard verify` checks too)
+        assert len(record.games) == 2 and record.metadata["event"] == "chouette"
+        assert record.metadata["game 1"].startswith("box ")
     storage.close()

@@ -495,12 +495,12 @@ async function tableView(id) {
       table.status === "finished" ? h("a", { href: `/verify?table=${table.id}`, "data-link": true, text: t("verify_link") }) : null,
     );
     const downloads = h("p", { class: "downloads" }, `${t("download")}: `,
-      ...["mat", "sgf", "json"].map((fmt) => h("a", { href: `/api/tables/${table.id}/record.${fmt}`, download: true, dir: "ltr", text: fmt.toUpperCase() })));
+      ...(isChouette() ? ["json"] : ["mat", "sgf", "json"]).map((fmt) => h("a", { href: `/api/tables/${table.id}/record.${fmt}`, download: true, dir: "ltr", text: fmt.toUpperCase() })));
     const replay = table.status === "finished" && !isChouette() ? h("div", { id: "replay" },
       h("button", { "data-action": "replay_back", onclick: () => stepReplay(-1), text: t("step_back") }),
       h("span", { id: "replay-step", text: replayAt === null ? t("replay") : `${replayAt + 1} / ${steps.length}` }),
       h("button", { "data-action": "replay_forward", onclick: () => stepReplay(1), text: t("step_forward") })) : null;
-    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", orientation, swap, fair, isChouette() ? "" : downloads);
+    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", orientation, swap, fair, downloads);
   }
 
   async function stepReplay(delta) {

@@ -41,15 +41,16 @@ export async function verifyRecord(record) {
     const expected = await fairDie(key, dice.client_seed, n);
     if (expected !== log[n]) return { ok: false, commitmentOk, mismatch: { n, expected, got: log[n] } };
   }
-  const unmatched = rollsNotInLog(record.games || [], log);
+  const unmatched = rollsNotInLog(record.games || [], log, dice.preamble || 0);
   if (unmatched) return { ok: false, commitmentOk, mismatch: unmatched };
   return { ok: true, commitmentOk, dice: log.length };
 }
 
 // Every roll the games show must be the next pair of the log (an opening roll
-// may follow tied pairs, which were rolled again).
-function rollsNotInLog(games, log) {
-  let i = 0;
+// may follow tied pairs, which were rolled again). The opening roll's pair is
+// the mover's die first in the record, player 0's first in the log.
+function rollsNotInLog(games, log, preamble) {
+  let i = preamble; // dice rolled before the first game (a chouette's seating)
   const same = (a, b) => (a[0] === b[0] && a[1] === b[1]) || (a[0] === b[1] && a[1] === b[0]);
   for (const game of games) {
     let first = true;
