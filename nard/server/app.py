@@ -49,7 +49,7 @@ from nard.server.schemas import (
 from nard.server.service import AnyTable, NewTable, ServiceError, TableService
 from nard.server.settings import Settings
 from nard.server.storage import Storage, StoredTable, UsernameTakenError
-from nard.server.tables import LiveTable, TableRules
+from nard.server.tables import TableRules
 
 __all__ = ["create_app"]
 
@@ -360,9 +360,7 @@ def create_app(
     async def replay(table_id: str) -> dict[str, Any]:
         """Every step of the table's games, for the replay viewer."""
         table = await service.get(_check_id(table_id))
-        if not isinstance(table, LiveTable):
-            raise ServiceError(404, "no_replay", "chouette tables have no replay yet")
-        return {"steps": table.replay_steps()}
+        return {"steps": table.steps}
 
     @app.get("/api/tables/{table_id}/record.{fmt}")
     async def record(table_id: str, fmt: str) -> Response:

@@ -160,11 +160,12 @@ class ChouetteTable(TableBase):
         if self.chouette is None:
             self._seat_players()
             steps.append((TABLE_SEAT, {"action": "seat"}))
+            self._logged(*steps[-1])
         current = self.current
         if current is None or (current.game.is_over and next_game):
             self.chouette_new_game()
             steps.append((TABLE_SEAT, {"action": "opening roll"}))
-        self.log.extend(steps)
+            self._logged(*steps[-1])
         return steps
 
     def _seat_players(self) -> None:
@@ -204,7 +205,7 @@ class ChouetteTable(TableBase):
             allowed = ", ".join(self.legal_for(seat))
             raise MatchStateError(f"{action!r} is not possible now; seat {seat} may: {allowed}")
         self._apply(seat, command)
-        self.log.append((seat, command))
+        self._logged(seat, command)
         return [(seat, command)]
 
     def _apply(self, seat: int, command: Mapping[str, Any]) -> None:
@@ -250,13 +251,32 @@ class ChouetteTable(TableBase):
                     self._seat_players()
                 else:
                     self.chouette_new_game()
-                self.log.append((seat, dict(command)))
             else:
                 self._apply(seat, parse_command(command))
-                self.log.append((seat, dict(command)))
+            self._logged(seat, dict(command))
 
     def is_match_over(self) -> bool:
         return False
+
+    def scores(self) -> list[int]:
+        return self.standings()
+
+    def game_number(self) -> int:
+        return len(self.chouette.games) if self.chouette else 0
+
+    def _logged(self, seat: int, command: dict[str, Any]) -> None:
+        self.log.append((seat, command))
+        if seat == TABLE_SEAT:
+            text = ""
+        elif command["action"] == "play":
+            dice = self.game.dice if self.game else None
+            last = self.game.actions[-1] if self.game and self.game.actions else None
+            rolled = last.dice if last is not None and last.dice else dice
+            shown = f"{rolled[0]}-{rolled[1]} " if rolled else ""
+            text = f"{self.seats[seat].name}: {shown}{command['play']}"
+        else:
+            text = f"{self.seats[seat].name}: {command['action']}"
+        self._snapshot(text)
 
     # -- records and the client's view ------------------------------------------
     def record(self) -> MatchRecord:

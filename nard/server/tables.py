@@ -26,7 +26,7 @@ from typing import Any
 
 from nard.engine import Level
 from nard.match.commands import Command, perform
-from nard.match.dice import FairDice, FixedDice, RecordingDice
+from nard.match.dice import FairDice, RecordingDice
 from nard.match.game import Decision, Game, GameAction, MatchStateError
 from nard.match.match import Match, MatchRules, MoneyRules, Session
 from nard.notation.json_record import DiceCommitment
@@ -147,6 +147,38 @@ class TableBase:
         self.fair_dice = dice
         self.dice = RecordingDice(dice)
         self.finished = finished
+        self.steps: list[dict[str, Any]] = []
+        """The board after every logged action, for the replay viewer."""
+
+    @property
+    def game(self) -> Game | None:  # pragma: no cover - every kind of table has its own
+        raise NotImplementedError
+
+    def scores(self) -> list[int]:  # pragma: no cover - every kind of table has its own
+        raise NotImplementedError
+
+    def game_number(self) -> int:  # pragma: no cover - every kind of table has its own
+        raise NotImplementedError
+
+    def _snapshot(self, text: str) -> None:
+        """Keep the board as it is after the action just logged (seat 0's side, or the
+        box's in a chouette, as the view gives it)."""
+        game = self.game
+        if game is None:
+            return
+        board = game.position_for(0)
+        self.steps.append(
+            {
+                "game": self.game_number(),
+                "board": list(board),
+                "off": [15 - sum(c for c in board if c > 0), 15 + sum(c for c in board if c < 0)],
+                "dice": list(game.dice) if game.dice else None,
+                "cube": game.cube_value,
+                "cube_owner": game.cube_owner,
+                "score": self.scores(),
+                "text": text,
+            }
+        )
 
     @property
     def status(self) -> str:
@@ -267,7 +299,7 @@ class LiveTable(TableBase):
         if game.decision is Decision.OPENING_ROLL:
             command = Command(GameAction.OPENING_ROLL)
             perform(game, command)
-            self.log.append((TABLE_SEAT, command))
+            self._logged(TABLE_SEAT, command)
             steps.append((TABLE_SEAT, command))
         return steps
 
@@ -297,7 +329,7 @@ class LiveTable(TableBase):
                 f"to {game.decision.value}"
             )
         perform(game, command)
-        self.log.append((seat, command))
+        self._logged(seat, command)
         return [(seat, command), *self.start()]
 
     def replay(self, log: Sequence[tuple[int, Command]]) -> None:
@@ -308,7 +340,7 @@ class LiveTable(TableBase):
                 if game is None or game.is_over:
                     game = self.games.new_game()
                 perform(game, command)
-                self.log.append((seat, command))
+                self._logged(seat, command)
             else:
                 game = self.game
                 if game is None or game.is_over or seat != game.turn:
@@ -316,38 +348,19 @@ class LiveTable(TableBase):
                         f"stored action {len(self.log)} by seat {seat} out of turn"
                     )
                 perform(game, command)
-                self.log.append((seat, command))
+                self._logged(seat, command)
 
-    def replay_steps(self) -> list[dict[str, Any]]:
-        """The board after every step of the table, for the replay viewer (seat 0's
-        side, as :meth:`view` gives it): the log replayed on the dice rolled."""
-        log = self.dice.log
-        pairs = [(log[i], log[i + 1]) for i in range(0, len(log) - 1, 2)]
-        games = self.rules.games(RecordingDice(FixedDice(pairs)))
-        steps: list[dict[str, Any]] = []
-        for seat, command in self.log:
-            game = games.games[-1] if games.games else None
-            if game is None or game.is_over:
-                game = games.new_game()
-            perform(game, command)
-            board = game.position_for(0)
-            last = game.actions[-1] if game.actions and seat != TABLE_SEAT else None
-            steps.append(
-                {
-                    "game": len(games.games),
-                    "board": list(board),
-                    "off": [
-                        15 - sum(c for c in board if c > 0),
-                        15 + sum(c for c in board if c < 0),
-                    ],
-                    "dice": list(game.dice) if game.dice else None,
-                    "cube": game.cube_value,
-                    "cube_owner": game.cube_owner,
-                    "score": list(games.score),
-                    "text": "" if last is None else self._step_text(last),
-                }
-            )
-        return steps
+    def scores(self) -> list[int]:
+        return list(self.games.score)
+
+    def game_number(self) -> int:
+        return len(self.games.games)
+
+    def _logged(self, seat: int, command: Command) -> None:
+        self.log.append((seat, command))
+        game = self.game
+        last = game.actions[-1] if game and game.actions and seat != TABLE_SEAT else None
+        self._snapshot("" if last is None else self._step_text(last))
 
     def _step_text(self, action: Action) -> str:
         name = self.seats[action.player].name

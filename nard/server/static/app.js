@@ -496,7 +496,7 @@ async function tableView(id) {
     );
     const downloads = h("p", { class: "downloads" }, `${t("download")}: `,
       ...(isChouette() ? ["json"] : ["mat", "sgf", "json"]).map((fmt) => h("a", { href: `/api/tables/${table.id}/record.${fmt}`, download: true, dir: "ltr", text: fmt.toUpperCase() })));
-    const replay = table.status === "finished" && !isChouette() ? h("div", { id: "replay" },
+    const replay = table.status === "finished" ? h("div", { id: "replay" },
       h("button", { "data-action": "replay_back", onclick: () => stepReplay(-1), text: t("step_back") }),
       h("span", { id: "replay-step", text: replayAt === null ? t("replay") : `${replayAt + 1} / ${steps.length}` }),
       h("button", { "data-action": "replay_forward", onclick: () => stepReplay(1), text: t("step_forward") })) : null;
