@@ -183,7 +183,7 @@ def test_a_finished_chouette_record_verifies(sqlite_url: str, tmp_path: Path) ->
         replay(record)  # each game is legal as recorded (what `nard verify` checks too)
         assert len(record.games) == 2 and record.metadata["event"] == "chouette"
         steps = client.get(f"/api/tables/{tid}/replay").json()["steps"]
-        assert [s["game"] for s in steps][0] == 1 and steps[-1]["game"] == 2
+        assert steps[0]["game"] == 1 and steps[-1]["game"] == 2
         assert steps[-1]["score"] == ended["score"]
         assert any(s["text"].startswith("ann: ") for s in steps)
         assert all(len(s["board"]) == 26 for s in steps)
