@@ -347,3 +347,10 @@ def test_a_checker_is_dragged_to_a_highlighted_point(base_url: str, browser: Bro
     undo.click()
     assert undo.is_disabled()
     assert errors == []
+
+
+def test_refusals_are_shown_in_the_page_language(base_url: str, browser: Browser) -> None:
+    page, _ = new_page(browser, locale="fa-IR")
+    page.goto(base_url + "/play/no-such-table")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "چنین میزی نیست" in page.inner_text("#error")

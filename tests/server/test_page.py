@@ -38,3 +38,15 @@ def test_the_page_and_its_modules_are_served(client: TestClient) -> None:
         rules = client.get(f"/static/rules/{lang}.md")
         assert rules.status_code == 200 and len(rules.text) > 3000, lang
     assert client.get("/static/../settings.py").status_code == 404
+
+
+def test_every_refusal_the_server_can_give_is_translated() -> None:
+    source = "".join(
+        (resources.files("nard.server") / name).read_text(encoding="utf-8")
+        for name in ("app.py", "service.py", "chouette.py", "tables.py")
+    )
+    codes = set(re.findall(r'ServiceError\(\s*\d+,\s*"([a-z_]+)"', source))
+    codes |= {"invalid_request", "not_found"}
+    assert {"not_your_turn", "illegal_action", "stale", "csrf"} <= codes
+    missing = {code for code in codes if f"err_{code}" not in strings_by_language()["en"]}
+    assert not missing

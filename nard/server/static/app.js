@@ -3,7 +3,7 @@
 // about the game: the page only shows it and sends the player's actions.
 "use strict";
 
-import { LANGUAGES, language, pickLanguage, setLanguage, t } from "./i18n.js";
+import { LANGUAGES, has, language, pickLanguage, setLanguage, t } from "./i18n.js";
 import { MoveInput, drawBoard, flip, pointAt } from "./board.js";
 import { verifyRecord } from "./verify.js";
 
@@ -55,9 +55,16 @@ async function api(method, path, body) {
   return data;
 }
 
+// Refusals come with a code: shown in the page's language, with the server's
+// own words where they carry details (which play, which field).
+const DETAILED = new Set(["illegal_action", "invalid_action", "invalid_request", "invalid_rules"]);
+
 function showError(error) {
   const box = $("#error");
-  box.textContent = `${t("error")}: ${error.message}`;
+  const key = `err_${error.code}`;
+  let text = error.message;
+  if (error.code && has(key)) text = DETAILED.has(error.code) ? `${t(key)}: ${error.message}` : t(key);
+  box.textContent = `${t("error")}: ${text}`;
   box.hidden = false;
   clearTimeout(showError.timer);
   showError.timer = setTimeout(() => (box.hidden = true), 6000);
