@@ -42,13 +42,14 @@ from nard.server.schemas import (
     JoinRequest,
     Me,
     NewTableRequest,
+    PasswordRequest,
     SeatView,
     TableSummary,
     TableView,
 )
 from nard.server.service import AnyTable, NewTable, ServiceError, TableService
 from nard.server.settings import Settings
-from nard.server.storage import Storage, StoredTable, UsernameTakenError
+from nard.server.storage import SESSION_LIFETIME, Storage, StoredTable, UsernameTakenError
 from nard.server.tables import TableRules
 
 __all__ = ["create_app"]
@@ -206,7 +207,7 @@ def create_app(
             httponly=True,
             samesite="lax",
             secure=settings.secure_cookies,
-            max_age=60 * 60 * 24 * 365,
+            max_age=int(SESSION_LIFETIME.total_seconds()),
         )
         return Me(
             id=player.id, name=player.display_name, guest=player.username is None, csrf_token=csrf
@@ -259,6 +260,23 @@ def create_app(
         if not ok or player is None:
             raise ServiceError(401, "bad_credentials", "wrong username or password")
         return start_session(response, player)
+
+    @app.post("/api/password", status_code=204)
+    async def change_password(body: PasswordRequest, who: Changing) -> Response:
+        """A new password (the current one first); every other session is signed out."""
+        player = who.player
+        assert player is not None and who.token is not None
+        ok = False
+        if player.password_hash:
+            try:
+                ok = await asyncio.to_thread(_hasher.verify, player.password_hash, body.current)
+            except (VerificationError, InvalidHashError):
+                ok = False
+        if not ok:
+            raise ServiceError(403, "bad_credentials", "the current password is wrong")
+        store.set_password(player.id, await asyncio.to_thread(_hasher.hash, body.new))
+        store.end_other_sessions(player.id, who.token)
+        return Response(status_code=204)
 
     @app.post("/api/logout", status_code=204)
     async def logout(who: Changing) -> Response:

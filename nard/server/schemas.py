@@ -23,6 +23,7 @@ __all__ = [
     "LegalPlay",
     "Me",
     "NewTableRequest",
+    "PasswordRequest",
     "ResultView",
     "SeatView",
     "TableSummary",
@@ -52,6 +53,11 @@ class GuestRequest(_Strict):
 class CredentialsRequest(_Strict):
     username: str = Field(min_length=3, max_length=24, pattern=r"^[\w.\-]+$")
     password: str = Field(min_length=8, max_length=200)
+
+
+class PasswordRequest(_Strict):
+    current: str = Field(min_length=1, max_length=200)
+    new: str = Field(min_length=8, max_length=200)
 
 
 class Me(BaseModel):

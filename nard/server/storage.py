@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,8 @@ from nard.server.models import AuthSession, PlayerRow, TableActionRow, TableRow,
 __all__ = ["ConflictError", "Storage", "StoredTable", "UsernameTakenError"]
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+SESSION_LIFETIME = timedelta(days=180)
+"""How long a sign-in lasts (the cookie's age matches it)."""
 
 
 class ConflictError(NardError):
@@ -138,13 +140,38 @@ class Storage:
         return token, csrf
 
     def auth_session(self, token: str) -> tuple[PlayerRow, str] | None:
-        """The player and CSRF token of a cookie token, or None."""
+        """The player and CSRF token of a cookie token, or None (unknown or expired:
+        an expired session is deleted)."""
         with self._session() as s:
             found = s.get(AuthSession, _hash_token(token))
             if found is None:
                 return None
+            created = found.created_at
+            if created.tzinfo is None:  # SQLite gives naive datetimes back
+                created = created.replace(tzinfo=UTC)
+            if datetime.now(UTC) - created > SESSION_LIFETIME:
+                s.delete(found)
+                return None
             player = s.get(PlayerRow, found.player_id)
             return None if player is None else (player, found.csrf_token)
+
+    def set_password(self, player_id: int, password_hash: str) -> None:
+        with self._session() as s:
+            row = s.get(PlayerRow, player_id)
+            assert row is not None
+            row.password_hash = password_hash
+
+    def end_other_sessions(self, player_id: int, keep_token: str) -> int:
+        """Sign the player out everywhere but the session of ``keep_token``; how many."""
+        keep = _hash_token(keep_token)
+        with self._session() as s:
+            rows = s.scalars(select(AuthSession).where(AuthSession.player_id == player_id))
+            ended = 0
+            for row in rows:
+                if row.token_hash != keep:
+                    s.delete(row)
+                    ended += 1
+            return ended
 
     def end_auth_session(self, token: str) -> None:
         with self._session() as s:

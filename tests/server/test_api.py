@@ -305,3 +305,50 @@ def test_pages_are_served(client: TestClient) -> None:
     for path in ("/", "/play/abc", "/verify", "/archive", "/rules"):
         response = client.get(path)
         assert response.status_code == 200 and "<html" in response.text.lower()
+
+
+def test_changing_the_password_signs_out_the_other_sessions(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    app, storage = app_on(sqlite_url, tmp_path)
+    with TestClient(app) as laptop, TestClient(app) as phone:
+        me = laptop.post("/api/register", json={"username": "ann", "password": "correct horse"})
+        headers = {"X-CSRF-Token": me.json()["csrf_token"]}
+        assert phone.post("/api/login", json={"username": "ann", "password": "correct horse"})
+        assert phone.get("/api/me").json()["name"] == "ann"
+        wrong = laptop.post(
+            "/api/password",
+            json={"current": "wrong horse", "new": "battery staple"},
+            headers=headers,
+        )
+        assert error_of(wrong) == (403, "bad_credentials")
+        short = laptop.post(
+            "/api/password", json={"current": "correct horse", "new": "short"}, headers=headers
+        )
+        assert error_of(short) == (422, "invalid_request")
+        done = laptop.post(
+            "/api/password",
+            json={"current": "correct horse", "new": "battery staple"},
+            headers=headers,
+        )
+        assert done.status_code == 204
+        assert laptop.get("/api/me").json()["name"] == "ann"  # this session stays
+        assert phone.get("/api/me").json() is None  # the others are signed out
+        old = phone.post("/api/login", json={"username": "ann", "password": "correct horse"})
+        assert error_of(old) == (401, "bad_credentials")
+        new = phone.post("/api/login", json={"username": "ann", "password": "battery staple"})
+        assert new.status_code == 200
+    storage.close()
+
+
+def test_sign_ins_expire(client: TestClient) -> None:
+    guest(client)
+    assert client.get("/api/me").json() is not None
+    storage = client.app.state.storage  # type: ignore[attr-defined]
+    with storage.engine.begin() as connection:
+        connection.exec_driver_sql(
+            "UPDATE auth_sessions SET created_at = '2020-01-01 00:00:00.000000'"
+        )
+    assert client.get("/api/me").json() is None
+    with storage.engine.connect() as connection:
+        assert connection.exec_driver_sql("SELECT count(*) FROM auth_sessions").scalar() == 0

@@ -354,3 +354,23 @@ def test_refusals_are_shown_in_the_page_language(base_url: str, browser: Browser
     page.goto(base_url + "/play/no-such-table")
     page.wait_for_selector("#error:not([hidden])")
     assert "چنین میزی نیست" in page.inner_text("#error")
+
+
+def test_an_account_changes_its_password_in_the_page(base_url: str, browser: Browser) -> None:
+    page, errors = new_page(browser)
+    page.goto(base_url + "/")
+    page.fill("input[name=username]", "pagetester")
+    page.fill("input[name=password]", "first password")
+    page.click("text=Create account")
+    page.wait_for_selector("#who:has-text('pagetester')")
+    page.click("#nav a[href='/archive']")
+    page.fill("#password input[name=current]", "wrong password")
+    page.fill("#password input[name=new]", "second password")
+    page.click("#password button")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "Wrong username or password" in page.inner_text("#error")
+    page.fill("#password input[name=current]", "first password")
+    page.fill("#password input[name=new]", "second password")
+    page.click("#password button")
+    page.wait_for_selector("#password-done:has-text('Password changed')")
+    assert errors == [] or all("403" in e for e in errors)

@@ -539,6 +539,24 @@ async function archiveView() {
     h("a", { href: `/play/${table.id}`, "data-link": true, text: `${table.seats.map((s) => s.name).join(" — ")}` }),
     ` · ${table.match_length ? t("match_to", { n: table.match_length }) : t("money")} · ${t(`status_${table.status}`)} · ${table.created_at.slice(0, 16).replace("T", " ")}`));
   main().replaceChildren(h("section", { class: "card" }, h("h2", { text: t("nav_archive") }), rows.length ? h("ul", { id: "archive" }, ...rows) : h("p", { text: t("archive_empty") })));
+  if (me && !me.guest) main().append(passwordForm());
+}
+
+function passwordForm() {
+  const current = h("input", { name: "current", type: "password", maxlength: 200, autocomplete: "current-password" });
+  const fresh = h("input", { name: "new", type: "password", maxlength: 200, autocomplete: "new-password" });
+  const done = h("p", { id: "password-done", "aria-live": "polite" });
+  return h("form", { id: "password", class: "card", onsubmit: async (event) => {
+    event.preventDefault();
+    try {
+      await api("POST", "/api/password", { current: current.value, new: fresh.value });
+      current.value = fresh.value = "";
+      done.textContent = t("password_changed");
+    } catch (error) { showError(error); }
+  } },
+    h("h2", { text: t("change_password") }),
+    field(t("current_password"), current), field(t("new_password"), fresh),
+    h("button", { type: "submit", text: t("change_password") }), done);
 }
 
 // -- rules ------------------------------------------------------------------------
