@@ -17,6 +17,8 @@ import contextlib
 import dataclasses
 import json
 import secrets
+import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -96,6 +98,40 @@ class _BodyLimit:
             return message
 
         await self.app(scope, limited, send)
+
+
+class LoginThrottle:
+    """Wrong passwords per username: after ``limit`` within ``window`` seconds, sign-in
+    under that name is refused (429) until the oldest of them is ``window`` old.
+    Kept per process (several processes each count their own)."""
+
+    def __init__(
+        self,
+        limit: int = 10,
+        window: float = 900.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self._failures: dict[str, deque[float]] = {}
+
+    def _recent(self, name: str) -> deque[float]:
+        times = self._failures.setdefault(name, deque())
+        while times and self.clock() - times[0] > self.window:
+            times.popleft()
+        return times
+
+    def blocked(self, name: str) -> bool:
+        return len(self._recent(name)) >= self.limit
+
+    def failed(self, name: str) -> None:
+        if len(self._failures) > 100_000:  # bound the memory a flood of names can take
+            self._failures.clear()
+        self._recent(name).append(self.clock())
+
+    def clear(self, name: str) -> None:
+        self._failures.pop(name, None)
 
 
 class _Auth:
@@ -179,6 +215,7 @@ def create_app(
     )
     app.state.service = service
     app.state.storage = store
+    throttle = LoginThrottle()
     app.add_middleware(_BodyLimit)
 
     # -- errors ------------------------------------------------------------------
@@ -249,6 +286,11 @@ def create_app(
     @app.post("/api/login", response_model=Me)
     async def login(body: CredentialsRequest, request: Request, response: Response) -> Me:
         _same_origin(request)
+        name = body.username.lower()
+        if throttle.blocked(name):
+            raise ServiceError(
+                429, "too_many_attempts", "too many wrong passwords: try again in a few minutes"
+            )
         player = store.player_by_username(body.username)
         stored = player.password_hash if player else None
         ok = False
@@ -258,7 +300,9 @@ def create_app(
             except (VerificationError, InvalidHashError):
                 ok = False
         if not ok or player is None:
+            throttle.failed(name)
             raise ServiceError(401, "bad_credentials", "wrong username or password")
+        throttle.clear(name)
         return start_session(response, player)
 
     @app.post("/api/password", status_code=204)

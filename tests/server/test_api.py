@@ -352,3 +352,31 @@ def test_sign_ins_expire(client: TestClient) -> None:
     assert client.get("/api/me").json() is None
     with storage.engine.connect() as connection:
         assert connection.exec_driver_sql("SELECT count(*) FROM auth_sessions").scalar() == 0
+
+
+def test_wrong_passwords_are_throttled(client: TestClient) -> None:
+    client.post("/api/register", json={"username": "ann", "password": "correct horse"})
+    client.cookies.clear()
+    for _ in range(10):
+        wrong = client.post("/api/login", json={"username": "ann", "password": "guess1234"})
+        assert error_of(wrong) == (401, "bad_credentials")
+    # Now even the right password waits; other names are not affected.
+    right = client.post("/api/login", json={"username": "ANN", "password": "correct horse"})
+    assert error_of(right) == (429, "too_many_attempts")
+    other = client.post("/api/login", json={"username": "bob", "password": "guess1234"})
+    assert error_of(other) == (401, "bad_credentials")
+
+
+def test_the_throttle_forgets_after_its_window() -> None:
+    from nard.server.app import LoginThrottle
+
+    now = [0.0]
+    throttle = LoginThrottle(limit=2, window=60, clock=lambda: now[0])
+    throttle.failed("ann")
+    throttle.failed("ann")
+    assert throttle.blocked("ann") and not throttle.blocked("bob")
+    now[0] = 61.0
+    assert not throttle.blocked("ann")
+    throttle.failed("ann")
+    throttle.clear("ann")
+    assert not throttle.blocked("ann")
