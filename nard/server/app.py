@@ -66,6 +66,17 @@ MAX_WS_MESSAGE = 4 * 1024
 _hasher = PasswordHasher()
 
 
+async def _password_ok(stored_hash: str | None, password: str) -> bool:
+    """Whether ``password`` matches the stored argon2 hash (a guest has none);
+    hashing runs in a thread, off the event loop."""
+    if not stored_hash:
+        return False
+    try:
+        return bool(await asyncio.to_thread(_hasher.verify, stored_hash, password))
+    except (VerificationError, InvalidHashError):
+        return False
+
+
 def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
@@ -292,13 +303,7 @@ def create_app(
                 429, "too_many_attempts", "too many wrong passwords: try again in a few minutes"
             )
         player = store.player_by_username(body.username)
-        stored = player.password_hash if player else None
-        ok = False
-        if stored:
-            try:
-                ok = await asyncio.to_thread(_hasher.verify, stored, body.password)
-            except (VerificationError, InvalidHashError):
-                ok = False
+        ok = player is not None and await _password_ok(player.password_hash, body.password)
         if not ok or player is None:
             throttle.failed(name)
             raise ServiceError(401, "bad_credentials", "wrong username or password")
@@ -310,13 +315,7 @@ def create_app(
         """A new password (the current one first); every other session is signed out."""
         player = who.player
         assert player is not None and who.token is not None
-        ok = False
-        if player.password_hash:
-            try:
-                ok = await asyncio.to_thread(_hasher.verify, player.password_hash, body.current)
-            except (VerificationError, InvalidHashError):
-                ok = False
-        if not ok:
+        if not await _password_ok(player.password_hash, body.current):
             raise ServiceError(403, "bad_credentials", "the current password is wrong")
         store.set_password(player.id, await asyncio.to_thread(_hasher.hash, body.new))
         store.end_other_sessions(player.id, who.token)

@@ -65,8 +65,6 @@ def parse_command(data: Mapping[str, Any]) -> dict[str, Any]:
 class ChouetteTable(TableBase):
     """The game state of one chouette table, driven by its seats' commands."""
 
-    kind = "chouette"
-
     def __init__(
         self,
         table_id: str,

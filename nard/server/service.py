@@ -477,14 +477,7 @@ class TableService:
         """Let computer seats act while the table waits for one of them."""
         loop = asyncio.get_running_loop()
         while True:
-            waiting = (
-                table.waiting_for()
-                if isinstance(table, ChouetteTable)
-                else []
-                if table.to_act is None
-                else [table.to_act]
-            )
-            seat = next((w for w in waiting if table.seats[w].is_computer), None)
+            seat = next((w for w in table.waiting_for() if table.seats[w].is_computer), None)
             if seat is None or table.game is None:
                 return
             level = table.seats[seat].level
@@ -519,20 +512,14 @@ def chouette_computer(engine: Engine, table: ChouetteTable, seat: int) -> dict[s
     if "agree" in legal:  # the captain proposes a team double
         verdict = engine.cube_action(game.position, cube_context(game, game.on_roll, 0, (0, 0)))
         return {"action": "agree" if verdict.double else "refuse"}
-    if "take" in legal and game.on_roll == 0 and seat != _box_seat(table):
-        # A member answers the box's double alone.
+    if "take" in legal and game.on_roll == 0:
+        # The box doubled: a member answers alone (the box is never asked then).
         verdict = engine.cube_action(game.position, cube_context(game, game.on_roll, 0, (0, 0)))
         return {"action": "take" if verdict.take else "pass"}
     command = computer_command(engine, game, 0, (0, 0)).to_json()
     if command["action"] == "double" and "double" not in legal:
         return {"action": "roll"}  # the team refused this turn's double
     return command
-
-
-def _box_seat(table: ChouetteTable) -> int:
-    current = table.current
-    assert current is not None
-    return table.seat_of_key(current.box)
 
 
 def _checked(parse: Callable[[dict[str, Any]], T], data: dict[str, Any]) -> T:

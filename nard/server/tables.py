@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from nard.core import Position
 from nard.engine import Level
 from nard.match.commands import Command, perform
 from nard.match.dice import FairDice, RecordingDice
@@ -171,7 +172,7 @@ class TableBase:
             {
                 "game": self.game_number(),
                 "board": list(board),
-                "off": [15 - sum(c for c in board if c > 0), 15 + sum(c for c in board if c < 0)],
+                "off": borne_off(board),
                 "dice": list(game.dice) if game.dice else None,
                 "cube": game.cube_value,
                 "cube_owner": game.cube_owner,
@@ -273,6 +274,12 @@ class LiveTable(TableBase):
             return None
         return game.turn
 
+    def waiting_for(self) -> list[int]:
+        """The seats the table waits for: the one to act, if any (as a chouette lists
+        several)."""
+        acting = self.to_act
+        return [] if acting is None else [acting]
+
     def is_match_over(self) -> bool:
         return isinstance(self.games, Match) and self.games.is_over
 
@@ -335,20 +342,14 @@ class LiveTable(TableBase):
     def replay(self, log: Sequence[tuple[int, Command]]) -> None:
         """Apply a stored log (at a freshly built table) to rebuild its state."""
         for seat, command in log:
-            if seat == TABLE_SEAT:
-                game = self.game
-                if game is None or game.is_over:
-                    game = self.games.new_game()
-                perform(game, command)
-                self._logged(seat, command)
-            else:
-                game = self.game
-                if game is None or game.is_over or seat != game.turn:
-                    raise MatchStateError(
-                        f"stored action {len(self.log)} by seat {seat} out of turn"
-                    )
-                perform(game, command)
-                self._logged(seat, command)
+            game = self.game
+            if seat == TABLE_SEAT and (game is None or game.is_over):
+                game = self.games.new_game()  # the table's opening roll starts a game
+            elif seat != TABLE_SEAT and (game is None or game.is_over or seat != game.turn):
+                raise MatchStateError(f"stored action {len(self.log)} by seat {seat} out of turn")
+            assert game is not None
+            perform(game, command)
+            self._logged(seat, command)
 
     def scores(self) -> list[int]:
         return list(self.games.score)
@@ -387,14 +388,14 @@ class LiveTable(TableBase):
             "side": viewer,
             "you_act": acting is not None and acting == viewer,
             "roles": [],
-            "waiting_for": [] if acting is None else [acting],
+            "waiting_for": self.waiting_for(),
             "votes": [],
             "score": list(score),
             "match_length": self.match_length,
-            "game_number": len(self.games.games),
+            "game_number": self.game_number(),
             "crawford": bool(game and game.options.crawford),
             "seq": len(self.log),
-            "to_act": self.to_act,
+            "to_act": acting,
             "game": None
             if game is None
             else game_view(
@@ -412,12 +413,16 @@ class LiveTable(TableBase):
         return out
 
 
+def borne_off(board: Position) -> list[int]:
+    """Checkers borne off by player 0 and player 1 of a board seen from player 0."""
+    return [15 - sum(c for c in board if c > 0), 15 + sum(c for c in board if c < 0)]
+
+
 def game_view(game: Game, show_plays: bool, legal_actions: Sequence[str]) -> dict[str, Any]:
     """A game as a client is sent it: the board from player 0's side (+n player 0's
     checkers, -n player 1's; 25 is player 0's bar, 0 player 1's), and the legal
     plays when ``show_plays`` (the viewer is to play)."""
     board = game.position_for(0)
-    off = [15 - sum(c for c in board if c > 0), 15 + sum(c for c in board if c < 0)]
     pips = board.pip_counts()
     plays: list[dict[str, Any]] = []
     if show_plays and game.decision is Decision.PLAY:
@@ -438,7 +443,7 @@ def game_view(game: Game, show_plays: bool, legal_actions: Sequence[str]) -> dic
         resignation = next(a.resign for a in reversed(game.actions) if a.resign)
     return {
         "board": list(board),
-        "off": off,
+        "off": borne_off(board),
         "pips": [pips[0], pips[1]],
         "position_id": game.position.position_id(),
         "on_roll": game.on_roll,
