@@ -18,11 +18,14 @@ import numba
 import numpy as np
 
 __all__ = [
+    "bearoff_flags_into",
     "compile_all",
+    "crashed_flags_into",
     "encode_into",
     "expand",
     "forward_into",
     "race_flags_into",
+    "sanity_into",
     "side_features_into",
 ]
 
@@ -254,6 +257,35 @@ def _race_flags_into(boards: Any, out: Any) -> None:
 
 
 race_flags_into = _jit(_race_flags_into)
+
+
+_CRASHED_ACTIVE = 6
+
+
+def _crashed_flags_into(boards: Any, out: Any) -> None:
+    """Contact positions where a side has crashed: at most 6 of its checkers are
+    still in play, counting those on the bar and on its points 3-24 and one
+    checker of each of its 1- and 2-points (the rest of those points' stacks are
+    dead). The idea is gnubg's crashed class; the definition nard's own."""
+    for r in range(boards.shape[0]):
+        b = boards[r]
+        if _is_race_c(b):
+            out[r] = False
+            continue
+        mine = 0
+        theirs = 0
+        for i in range(3, 26):
+            if b[i] > 0:
+                mine += b[i]
+        for i in range(0, 23):  # the opponent's bar (0) and its points 24-3
+            if b[i] < 0:
+                theirs -= b[i]
+        mine += min(max(b[1], 0), 1) + min(max(b[2], 0), 1)
+        theirs += min(max(-b[24], 0), 1) + min(max(-b[23], 0), 1)
+        out[r] = mine <= _CRASHED_ACTIVE or theirs <= _CRASHED_ACTIVE
+
+
+crashed_flags_into = _jit(_crashed_flags_into)
 
 
 # -- move generation for search: every roll's resulting boards -----------------------------
@@ -524,6 +556,57 @@ def _forward_into(x: Any, w1: Any, b1: Any, w2t: Any, b2: Any, out: Any) -> None
 forward_into = numba.njit(cache=True, nogil=True, fastmath=True)(_forward_into)
 
 
+def _sanity_into(probs: Any, x: Any, off: int, opponent_off: int, tiny: float) -> None:
+    """gnubg's consistency rules on ``(n, 5)`` float64 probabilities in place
+    (:func:`nard.engine.network.sanity_check`): clamp to [0, 1], no gammons
+    against a side with a checker off (its off input above half a checker),
+    ``wg <= win``, ``lg <= 1 - win``, each backgammon at most its gammon, values
+    under ``tiny`` to 0."""
+    half = 0.5 / 15
+    for r in range(probs.shape[0]):
+        for k in range(5):
+            v = probs[r, k]
+            probs[r, k] = 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
+        if x[r, opponent_off] > half:
+            probs[r, 1] = 0.0
+            probs[r, 2] = 0.0
+        if x[r, off] > half:
+            probs[r, 3] = 0.0
+            probs[r, 4] = 0.0
+        win = probs[r, 0]
+        probs[r, 1] = min(probs[r, 1], win)
+        probs[r, 3] = min(probs[r, 3], 1.0 - win)
+        probs[r, 2] = min(probs[r, 2], probs[r, 1])
+        probs[r, 4] = min(probs[r, 4], probs[r, 3])
+        for k in range(5):
+            if probs[r, k] < tiny:
+                probs[r, k] = 0.0
+
+
+sanity_into = _jit(_sanity_into)
+
+
+def _bearoff_flags_into(boards: Any, out: Any) -> None:
+    """Whether each board is a pure bear-off: no checker of the side on roll
+    outside its points 1-6 (bar included), none of the opponent's outside its
+    own home (points 19-24 here, its bar at 0)."""
+    for r in range(boards.shape[0]):
+        flag = True
+        for i in range(19):
+            if boards[r, i] < 0:
+                flag = False
+                break
+        if flag:
+            for i in range(7, 26):
+                if boards[r, i] > 0:
+                    flag = False
+                    break
+        out[r] = flag
+
+
+bearoff_flags_into = _jit(_bearoff_flags_into)
+
+
 def compile_all() -> None:
     """Compile (or load from numba's cache) every kernel now, on tiny inputs, so
     that no timed search pays for it. Seconds the first time on a machine,
@@ -535,6 +618,9 @@ def compile_all() -> None:
     encode_into(start, x)
     side_features_into(start, np.empty((1, _FEATURES), dtype=np.float32))
     race_flags_into(start, np.empty(1, dtype=np.bool_))
+    bearoff_flags_into(start, np.empty(1, dtype=np.bool_))
+    crashed_flags_into(start, np.empty(1, dtype=np.bool_))
+    sanity_into(np.zeros((1, 5)), x, 193, 196, 1e-4)
     rolls = np.array([[1, 1], [2, 1]], dtype=np.int64)
     expand(
         start,

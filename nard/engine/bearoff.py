@@ -63,6 +63,7 @@ import numpy.typing as npt
 from nard.core import _movegen
 from nard.core.errors import NardError
 from nard.core.position import Position
+from nard.engine import _kernels
 from nard.engine._npz import read_arrays
 
 __all__ = [
@@ -230,9 +231,8 @@ def bearoff_rows(boards: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
     >>> bearoff_rows(np.array([Position.from_points({1: 2}, {6: 3}), Position()])).tolist()
     [True, False]
     """
-    theirs_at_home = np.all(boards[:, :19] >= 0, axis=1)
-    mine_at_home = np.all(boards[:, POINTS + 1 :] <= 0, axis=1)
-    rows: npt.NDArray[np.bool_] = np.logical_and(theirs_at_home, mine_at_home)
+    rows = np.empty(boards.shape[0], dtype=np.bool_)
+    _kernels.bearoff_flags_into(np.ascontiguousarray(boards, dtype=np.int64), rows)
     return rows
 
 

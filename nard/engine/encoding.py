@@ -82,7 +82,6 @@ Change :data:`ENCODING_VERSION` with any change to this layout.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -90,6 +89,7 @@ import numpy.typing as npt
 
 from nard.core.position import Position
 from nard.engine import _kernels
+from nard.engine.evaluator import boards_of
 
 __all__ = [
     "BAR_INPUT",
@@ -105,6 +105,7 @@ __all__ = [
     "OPPONENT_POINTS",
     "PIPS_INPUT",
     "RACE_INPUT",
+    "crashed_flags",
     "encode",
     "encode_boards",
     "point_units",
@@ -173,9 +174,7 @@ def encode(positions: Sequence[Position]) -> npt.NDArray[np.float32]:
     >>> encode([]).shape
     (0, 219)
     """
-    n = len(positions)
-    flat = np.fromiter(itertools.chain.from_iterable(positions), dtype=np.int64, count=26 * n)
-    return encode_boards(flat.reshape(n, 26))
+    return encode_boards(boards_of(positions))
 
 
 def encode_boards(boards: npt.NDArray[np.integer]) -> npt.NDArray[np.float32]:
@@ -213,6 +212,22 @@ def race_flags(boards: npt.NDArray[np.integer]) -> npt.NDArray[np.bool_]:
     """
     out = np.empty(boards.shape[0], dtype=np.bool_)
     _kernels.race_flags_into(np.ascontiguousarray(boards, dtype=np.int64), out)
+    return out
+
+
+def crashed_flags(boards: npt.NDArray[np.integer]) -> npt.NDArray[np.bool_]:
+    """Which raw ``(n, 26)`` boards are *crashed* contact positions: contact, and a
+    side has at most 6 checkers still in play (on the bar, on its points 3-24, and
+    one checker of each of its 1- and 2-points; the rest of those stacks are
+    dead). gnubg keeps a network for such positions; the definition is nard's.
+    Not an input: it picks the network (:mod:`nard.engine.network`).
+
+    >>> crashed = Position.from_points({1: 6, 2: 5, 3: 1, 6: 1, 24: 2}, {6: 5, 8: 5, 13: 5})
+    >>> crashed_flags(np.array([crashed, crashed.flip(), Position()])).tolist()
+    [True, True, False]
+    """
+    out = np.empty(boards.shape[0], dtype=np.bool_)
+    _kernels.crashed_flags_into(np.ascontiguousarray(boards, dtype=np.int64), out)
     return out
 
 

@@ -31,6 +31,7 @@ uses it.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
@@ -93,7 +94,9 @@ def boards_of(positions: Sequence[Position]) -> Boards:
     >>> boards_of([Position()]).shape
     (1, 26)
     """
-    return np.array(positions, dtype=np.int64).reshape(len(positions), 26)
+    n = len(positions)
+    flat = np.fromiter(itertools.chain.from_iterable(positions), dtype=np.int64, count=26 * n)
+    return flat.reshape(n, 26)
 
 
 def evaluate_boards(evaluator: Evaluator, boards: Boards) -> Probabilities:

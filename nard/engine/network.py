@@ -13,17 +13,21 @@ a missing, corrupt or mismatched file raises :class:`WeightsError` naming the
 file and how to restore it, never a silent fallback.
 
 :class:`Networks` is the engine's set of nets, one per class of position, as
-gnubg has them: ``contact`` for positions where the sides can still hit, and
-``race`` for races (no contact left). Both read the same encoding. A bundle
-file (format :data:`BUNDLE_FORMAT`) holds both; a single-network file loads as
-a set whose contact net evaluates races too.
+gnubg has them: ``contact`` for positions where the sides can still hit,
+``race`` for races (no contact left) and, optionally, ``crashed`` for contact
+positions where a side has crashed (:func:`~nard.engine.encoding.crashed_flags`).
+All read the same encoding. A bundle file (format :data:`BUNDLE_FORMAT`) holds
+them; a single-network file loads as a set whose contact net evaluates
+everything.
 
 :class:`NeuralEvaluator` puts the nets behind the ``Evaluator`` seam: exact
 values for finished games, the exact one-sided bear-off database
 (:mod:`nard.engine.bearoff`) for pure bear-offs (every checker of both sides in
-its home board), the race net for the other races, the contact net for the
-rest, and gnubg's consistency rules on every network output.
+its home board), the race net for the other races, the crashed net (when there
+is one) for crashed positions, the contact net for the rest, and gnubg's
+consistency rules on every network output.
 
+>>> from nard.engine.evaluator import WIN, WIN_GAMMON
 >>> net = Network.random(hidden=8, seed=1)
 >>> p = NeuralEvaluator(net).evaluate([Position()])
 >>> p.shape, bool(p[0, WIN_GAMMON] <= p[0, WIN])
@@ -52,15 +56,11 @@ from nard.engine.encoding import (
     OFF_INPUT,
     OPPONENT_OFF_INPUT,
     RACE_INPUT,
+    crashed_flags,
     encode_boards,
 )
 from nard.engine.evaluator import (
-    LOSE_BACKGAMMON,
-    LOSE_GAMMON,
     NUM_OUTPUTS,
-    WIN,
-    WIN_BACKGAMMON,
-    WIN_GAMMON,
     Boards,
     Probabilities,
     boards_of,
@@ -85,8 +85,10 @@ FORMAT = "nard-mlp-1"
 BUNDLE_FORMAT = "nard-nets-1"
 """The format tag of a :class:`Networks` file: one network per class, arrays prefixed
 ``contact.`` and ``race.``."""
-NET_CLASSES = ("contact", "race")
-"""The classes of positions with a network of their own, in file order."""
+NET_CLASSES = ("contact", "race", "crashed")
+"""The classes of positions with a network of their own, in file order: ``contact``
+(required), ``race`` and ``crashed`` (optional; without them the contact net
+evaluates those positions too)."""
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -328,33 +330,41 @@ class Network:
 class Networks:
     """The engine's networks by class of position (see the module docstring).
 
-    ``race`` may be ``None``: the contact net then evaluates races too.
+    ``race`` and ``crashed`` may be ``None``: the contact net then evaluates
+    those positions too. ``crashed`` is for contact positions where a side has
+    crashed (:func:`~nard.engine.encoding.crashed_flags`).
 
     >>> nets = Networks(Network.random(hidden=4, seed=1), Network.random(hidden=3, seed=2))
     >>> nets.race is not None and nets.race.hidden
     3
+    >>> list(nets.by_class())
+    ['contact', 'race']
     """
 
-    def __init__(self, contact: Network, race: Network | None = None) -> None:
+    def __init__(
+        self, contact: Network, race: Network | None = None, crashed: Network | None = None
+    ) -> None:
         self.contact = contact
         self.race = race
+        self.crashed = crashed
 
     def __repr__(self) -> str:
-        return f"Networks(contact={self.contact!r}, race={self.race!r})"
+        shown = f"Networks(contact={self.contact!r}, race={self.race!r}"
+        if self.crashed is not None:
+            shown += f", crashed={self.crashed!r}"
+        return shown + ")"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Networks):
             return NotImplemented
-        return self.contact == other.contact and self.race == other.race
+        return self.by_class() == other.by_class()
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def by_class(self) -> dict[str, Network]:
-        """The networks present, by class name."""
-        nets = {"contact": self.contact}
-        if self.race is not None:
-            nets["race"] = self.race
-        return nets
+        """The networks present, by class name, in :data:`NET_CLASSES` order."""
+        nets = {"contact": self.contact, "race": self.race, "crashed": self.crashed}
+        return {name: net for name, net in nets.items() if net is not None}
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
         """The arrays of a bundle file."""
@@ -409,7 +419,7 @@ class Networks:
                 nets[name] = Network.from_arrays(part, path)
             except WeightsError as exc:
                 raise WeightsError(f"{exc} (the {name} network)") from None
-        return cls(nets["contact"], nets.get("race"))
+        return cls(nets["contact"], nets.get("race"), nets.get("crashed"))
 
 
 def read_npz(path: str | Path) -> dict[str, npt.NDArray[Any]]:
@@ -479,16 +489,9 @@ def sanity_check(probs: FloatArray, x: npt.NDArray[np.float32]) -> FloatArray:
     ``wg <= win``, ``lg <= 1 - win``; each backgammon at most its gammon; values
     under ``1e-4`` become 0. Returns ``probs``.
     """
-    np.clip(probs, 0.0, 1.0, out=probs)
-    # Borne-off inputs > 0: that side has a checker off, so it cannot be gammoned.
-    probs[x[:, OPPONENT_OFF_INPUT] > _HALF_CHECKER, WIN_GAMMON : WIN_BACKGAMMON + 1] = 0.0
-    probs[x[:, OFF_INPUT] > _HALF_CHECKER, LOSE_GAMMON : LOSE_BACKGAMMON + 1] = 0.0
-    win = probs[:, WIN]
-    np.minimum(probs[:, WIN_GAMMON], win, out=probs[:, WIN_GAMMON])
-    np.minimum(probs[:, LOSE_GAMMON], 1.0 - win, out=probs[:, LOSE_GAMMON])
-    np.minimum(probs[:, WIN_BACKGAMMON], probs[:, WIN_GAMMON], out=probs[:, WIN_BACKGAMMON])
-    np.minimum(probs[:, LOSE_BACKGAMMON], probs[:, LOSE_GAMMON], out=probs[:, LOSE_BACKGAMMON])
-    probs[probs < _TINY] = 0.0
+    # Compiled (one pass, no temporaries); borne-off inputs above half a checker
+    # mean that side has a checker off, so it cannot be gammoned.
+    _kernels.sanity_into(probs, x, OFF_INPUT, OPPONENT_OFF_INPUT, _TINY)
     return probs
 
 
@@ -539,8 +542,9 @@ class NeuralEvaluator:
         # far inside the nets' accuracy) on a snapshot of the weights taken now:
         # a network trained further needs a new evaluator.
         self._contact32 = _float32(self.networks.contact)
-        race = self.networks.race
+        race, crashed = self.networks.race, self.networks.crashed
         self._race32 = _float32(race) if race is not None else None
+        self._crashed32 = _float32(crashed) if crashed is not None else None
         # The bear-off database's answers by board: a search meets the same
         # bear-offs again and again, and each costs a few dozen microseconds.
         self._bearoff_cache: dict[bytes, tuple[float, float, float, float, float]] = {}
@@ -567,13 +571,17 @@ class NeuralEvaluator:
         """:meth:`evaluate` of raw ``(n, 26)`` boards (``tuple(position)`` rows)."""
         n = boards.shape[0]
         x = encode_boards(boards)
-        race = self._race32
-        if race is None:
+        others: list[tuple[_Float32Weights, npt.NDArray[np.bool_]]] = []
+        if self._race32 is not None:
+            others.append((self._race32, x[:, RACE_INPUT] > 0.5))
+        if self._crashed32 is not None:
+            others.append((self._crashed32, crashed_flags(boards)))  # never a race
+        if not others:
             probs = _forward32(self._contact32, x)
         else:
             probs = np.empty((n, NUM_OUTPUTS), dtype=np.float64)
-            is_race = x[:, RACE_INPUT] > 0.5
-            for net, rows in ((race, is_race), (self._contact32, ~is_race)):
+            contact = ~np.logical_or.reduce([rows for _, rows in others])
+            for net, rows in [*others, (self._contact32, contact)]:
                 if rows.all():
                     probs = _forward32(net, x)
                 elif rows.any():

@@ -321,25 +321,19 @@ def evaluate_ply_boards(boards: Boards, evaluator: Evaluator, plies: int) -> Pro
     return _Search(evaluator).evaluate_boards(boards, plies)
 
 
-def _ranked(plays: Sequence[Play], probs: Probabilities, ply: int) -> list[RankedPlay]:
-    """``plays`` with the mover's ``probs``, best equity first (stable on ties)."""
+def _ranked(
+    plays: Sequence[Play], probs: Probabilities, ply: int, limit: int | None = None
+) -> list[RankedPlay]:
+    """``plays`` with the mover's ``probs``, best equity first (stable on ties); only
+    the best ``limit`` of them when given."""
     equities = cubeless_equity(probs)
-    order = sorted(range(len(plays)), key=lambda i: -equities[i])
-    return [
-        RankedPlay(
-            plays[i],
-            (
-                float(probs[i, 0]),
-                float(probs[i, 1]),
-                float(probs[i, 2]),
-                float(probs[i, 3]),
-                float(probs[i, 4]),
-            ),
-            float(equities[i]),
-            ply,
-        )
-        for i in order
-    ]
+    if limit == 1:
+        order = [int(np.argmax(equities))]  # the first of the best, as the stable sort
+    else:
+        order = sorted(range(len(plays)), key=lambda i: -equities[i])[:limit]
+    rows = probs.tolist()
+    values = equities.tolist()
+    return [RankedPlay(plays[i], tuple(rows[i]), values[i], ply) for i in order]
 
 
 def _rank(
@@ -366,7 +360,10 @@ def _rank(
         return _ranked(plays, mover, 0)
     # Ply 0 always completes (there must be an answer); deeper plies may time out.
     search = _Search(evaluator, clock)
-    ranking = _ranked(plays, flip_probabilities(search.evaluate([p.result for p in plays], 0)), 0)
+    probs = flip_probabilities(search.evaluate([p.result for p in plays], 0))
+    if decide_only and plies == 0:
+        return _ranked(plays, probs, 0, limit=1)
+    ranking = _ranked(plays, probs, 0)
     if time_limit is not None:
         search.deadline = start + time_limit
     deeper = [k for k in range(1, plies) if move_filter.step(k) is not None]

@@ -50,9 +50,10 @@ import numpy.typing as npt
 from nard.core.errors import NardError
 from nard.core.position import Position
 from nard.engine.bearoff import is_bearoff
-from nard.engine.encoding import RACE_INPUT, encode_boards, race_flags
+from nard.engine.encoding import RACE_INPUT, crashed_flags, encode_boards, race_flags
 from nard.engine.evaluator import NUM_OUTPUTS, Evaluator
 from nard.engine.network import (
+    NET_CLASSES,
     Network,
     Networks,
     NeuralEvaluator,
@@ -425,10 +426,15 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
 
 def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``nard fit``."""
-    parser.add_argument("weights", help="networks file to write (.npz, both classes)")
+    parser.add_argument("weights", help="networks file to write (.npz, every class)")
     parser.add_argument("--data", nargs="+", required=True, help="dataset files")
     parser.add_argument("--init", help="networks to start from (default: random weights)")
-    parser.add_argument("--classes", nargs="+", default=["contact", "race"])
+    parser.add_argument(
+        "--classes",
+        nargs="+",
+        default=["contact", "race"],
+        help="networks to fit: contact, race, crashed (default: contact race)",
+    )
     parser.add_argument(
         "--hidden",
         type=int,
@@ -442,8 +448,18 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_fit(args: argparse.Namespace, out: Any = None) -> int:
-    """Run ``nard fit``: train each class's network on its positions of the datasets."""
+    """Run ``nard fit``: train each class's network on its positions of the datasets.
+
+    ``contact`` trains on every contact position (crashed ones included, so it
+    stays a whole contact net), ``race`` on the races, ``crashed`` on the crashed
+    positions only (:func:`~nard.engine.encoding.crashed_flags`), starting from
+    the ``--init`` crashed net or, without one, from a copy of the contact net.
+    Networks of ``--init`` that are not fitted are kept as they are.
+    """
     stream = sys.stderr if out is None else out
+    for name in args.classes:
+        if name not in NET_CLASSES:
+            raise DatasetError(f"unknown network class {name!r}: one of {', '.join(NET_CLASSES)}")
     parts = [load_dataset(p) for p in args.data]
     boards = np.concatenate([d.boards for d in parts])
     targets = np.concatenate([d.targets for d in parts])
@@ -452,12 +468,20 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
     start = Networks.load(args.init) if args.init else None
     nets: dict[str, Network] = {}
     if start is not None:
-        nets = {"contact": start.contact, "race": start.race or start.contact.copy()}
+        nets = dict(start.by_class())
+        nets.setdefault("race", start.contact.copy())
     for name in args.classes:
-        if name not in ("contact", "race"):
-            raise DatasetError(f"unknown network class {name!r}: contact or race")
-        rows = race if name == "race" else ~race
-        init = nets.get(name) or Network.random(args.hidden, seed=args.seed)
+        if name == "race":
+            rows = race
+        elif name == "crashed":
+            rows = crashed_flags(boards.astype(np.int64))
+        else:
+            rows = ~race
+        init = nets.get(name)
+        if init is None and name == "crashed" and "contact" in nets:
+            init = nets["contact"].copy()
+        if init is None:
+            init = Network.random(args.hidden, seed=args.seed)
         if init.hidden < args.hidden:
             init = init.widened(args.hidden, seed=args.seed)
         stream.write(f"{name}: {int(rows.sum())} positions, {init!r}\n")
@@ -474,6 +498,6 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
         nets[name] = result.network
     if "contact" not in nets:
         raise DatasetError("no contact network: fit the contact class or give --init")
-    Networks(nets["contact"], nets.get("race")).save(args.weights)
+    Networks(nets["contact"], nets.get("race"), nets.get("crashed")).save(args.weights)
     stream.write(f"networks written to {args.weights}\n")
     return 0

@@ -23,6 +23,7 @@ from nard.engine.encoding import (
     OPPONENT_POINTS,
     PIPS_INPUT,
     RACE_INPUT,
+    crashed_flags,
     encode,
     point_units,
     side_features,
@@ -198,6 +199,31 @@ def test_race_flag() -> None:
     contact = Position.from_points({6: 3, 24: 1}, {6: 4})
     x = encode([race, contact])
     assert x[:, RACE_INPUT].tolist() == [1.0, 0.0]
+
+
+def _crashed_reference(position: Position) -> bool:
+    """A side has at most 6 checkers in play: bar, points 3-24, one of each of its
+    1- and 2-points (the crashed_flags docstring), in a contact position."""
+    if position.is_race():
+        return False
+    for side in (position, position.flip()):
+        mine = {p: max(side[p], 0) for p in range(1, 26)}
+        active = sum(mine[p] for p in range(3, 26)) + min(mine[1], 1) + min(mine[2], 1)
+        if active <= 6:
+            return True
+    return False
+
+
+def test_crashed_flags_match_the_reference_and_flips() -> None:
+    sample = _sample(600, seed=6)
+    flags = crashed_flags(np.array(sample)).tolist()
+    assert flags == [_crashed_reference(p) for p in sample]
+    assert flags == crashed_flags(np.array([p.flip() for p in sample])).tolist()
+    assert 0 < sum(flags) < len(sample)
+    # Six checkers in play against a full side: crashed; seven: not.
+    six = Position.from_points({1: 6, 2: 5, 5: 2, 24: 2}, {6: 5, 8: 5, 13: 5})
+    seven = Position.from_points({1: 6, 2: 4, 5: 3, 24: 2}, {6: 5, 8: 5, 13: 5})
+    assert crashed_flags(np.array([six, seven])).tolist() == [True, False]
 
 
 def test_matches_the_reference_and_flips() -> None:

@@ -134,9 +134,36 @@ def test_label_and_fit_commands(tmp_path: Path) -> None:
     loaded = Networks.load(nets)
     assert loaded.race is not None
     assert loaded.contact.hidden == 8  # widened from the initial network's 6
-    bad = argparse.Namespace(**{**vars(fit_args), "classes": ["crashed"]})
-    with pytest.raises(DatasetError, match="crashed"):
+    bad = argparse.Namespace(**{**vars(fit_args), "classes": ["backgame"]})
+    with pytest.raises(DatasetError, match="backgame"):
         run_fit(bad, out)
+
+
+def test_fit_crashed_starts_from_the_contact_net(tmp_path: Path) -> None:
+    # Crashed positions (a side down to its last few checkers in play, contact kept).
+    crashed = Position.from_points({1: 6, 2: 5, 3: 1, 6: 1, 24: 2}, {6: 5, 8: 5, 13: 5})
+    boards = np.array([crashed, crashed.flip(), Position()], dtype=np.int8)
+    targets = np.array([[0.2, 0.0, 0.0, 0.5, 0.1]] * 3, dtype=np.float32)
+    dataset = tmp_path / "d.npz"
+    save_dataset(Dataset(boards, targets, {}), dataset)
+    start = tmp_path / "start.npz"
+    Networks(Network.random(hidden=6, seed=1), Network.random(hidden=4, seed=2)).save(start)
+    nets = tmp_path / "nets.npz"
+    args = argparse.Namespace(
+        weights=str(nets), data=[str(dataset)], init=str(start), classes=["crashed"],
+        hidden=6, epochs=3, learning_rate=1e-2, batch=2, seed=0,
+    )  # fmt: skip
+    out = io.StringIO()
+    assert run_fit(args, out) == 0
+    assert "crashed: 2 positions" in out.getvalue()
+    before, after = Networks.load(start), Networks.load(nets)
+    assert after.contact == before.contact and after.race == before.race  # kept
+    assert after.crashed is not None and after.crashed.hidden == 6
+    assert after.crashed != before.contact  # trained from the contact net's copy
+    ev, base = NeuralEvaluator(after), NeuralEvaluator(before)
+    # The crashed net answers for the crashed positions only.
+    assert not np.allclose(ev.evaluate([crashed]), base.evaluate([crashed]))
+    np.testing.assert_array_equal(ev.evaluate([Position()]), base.evaluate([Position()]))
 
 
 def test_label_command_by_playout(tmp_path: Path) -> None:
