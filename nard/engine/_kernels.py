@@ -25,6 +25,7 @@ __all__ = [
     "expand",
     "forward_into",
     "race_flags_into",
+    "route_into",
     "sanity_into",
     "side_features_into",
 ]
@@ -262,30 +263,92 @@ race_flags_into = _jit(_race_flags_into)
 _CRASHED_ACTIVE = 6
 
 
-def _crashed_flags_into(boards: Any, out: Any) -> None:
-    """Contact positions where a side has crashed: at most 6 of its checkers are
+def _is_crashed(b: Any) -> bool:
+    """A contact position where a side has crashed: at most 6 of its checkers are
     still in play, counting those on the bar and on its points 3-24 and one
     checker of each of its 1- and 2-points (the rest of those points' stacks are
     dead). The idea is gnubg's crashed class; the definition nard's own."""
+    if _is_race_c(b):
+        return False
+    mine = 0
+    theirs = 0
+    for i in range(3, 26):
+        if b[i] > 0:
+            mine += b[i]
+    for i in range(0, 23):  # the opponent's bar (0) and its points 24-3
+        if b[i] < 0:
+            theirs -= b[i]
+    mine += min(max(b[1], 0), 1) + min(max(b[2], 0), 1)
+    theirs += min(max(-b[24], 0), 1) + min(max(-b[23], 0), 1)
+    return bool(mine <= _CRASHED_ACTIVE or theirs <= _CRASHED_ACTIVE)
+
+
+_is_crashed_c = _jit(_is_crashed)
+
+
+def _crashed_flags_into(boards: Any, out: Any) -> None:
     for r in range(boards.shape[0]):
-        b = boards[r]
-        if _is_race_c(b):
-            out[r] = False
-            continue
-        mine = 0
-        theirs = 0
-        for i in range(3, 26):
-            if b[i] > 0:
-                mine += b[i]
-        for i in range(0, 23):  # the opponent's bar (0) and its points 24-3
-            if b[i] < 0:
-                theirs -= b[i]
-        mine += min(max(b[1], 0), 1) + min(max(b[2], 0), 1)
-        theirs += min(max(-b[24], 0), 1) + min(max(-b[23], 0), 1)
-        out[r] = mine <= _CRASHED_ACTIVE or theirs <= _CRASHED_ACTIVE
+        out[r] = _is_crashed_c(boards[r])
 
 
 crashed_flags_into = _jit(_crashed_flags_into)
+
+
+def _is_bearoff(b: Any) -> bool:
+    """A pure bear-off: no checker of the side on roll outside its points 1-6 (bar
+    included), none of the opponent's outside its own home (points 19-24 here,
+    its bar at 0)."""
+    for i in range(19):
+        if b[i] < 0:
+            return False
+    for i in range(7, 26):  # noqa: SIM110 (a loop numba compiles)
+        if b[i] > 0:
+            return False
+    return True
+
+
+_is_bearoff_c = _jit(_is_bearoff)
+
+
+def _bearoff_flags_into(boards: Any, out: Any) -> None:
+    for r in range(boards.shape[0]):
+        out[r] = _is_bearoff_c(boards[r])
+
+
+bearoff_flags_into = _jit(_bearoff_flags_into)
+
+ROUTE_CONTACT, ROUTE_RACE, ROUTE_CRASHED, ROUTE_BEAROFF, ROUTE_OVER = range(5)
+"""The kinds :func:`route_into` gives: which network, or which exact value, answers."""
+
+
+def _route_into(boards: Any, kinds: Any, race: bool, crashed: bool, bearoff: bool) -> None:
+    """Who evaluates each board: ``ROUTE_OVER`` when a side has no checker left
+    (the game is over), else ``ROUTE_BEAROFF`` for a pure bear-off (when
+    ``bearoff``), else ``ROUTE_RACE`` for a race (when ``race``), else
+    ``ROUTE_CRASHED`` for a crashed position (when ``crashed``), else
+    ``ROUTE_CONTACT``."""
+    for r in range(boards.shape[0]):
+        b = boards[r]
+        mine = False
+        theirs = False
+        for i in range(26):
+            if b[i] > 0:
+                mine = True
+            elif b[i] < 0:
+                theirs = True
+        if not (mine and theirs):
+            kinds[r] = ROUTE_OVER
+        elif bearoff and _is_bearoff_c(b):
+            kinds[r] = ROUTE_BEAROFF
+        elif race and _is_race_c(b):
+            kinds[r] = ROUTE_RACE
+        elif crashed and _is_crashed_c(b):
+            kinds[r] = ROUTE_CRASHED
+        else:
+            kinds[r] = ROUTE_CONTACT
+
+
+route_into = _jit(_route_into)
 
 
 # -- move generation for search: every roll's resulting boards -----------------------------
@@ -586,27 +649,6 @@ def _sanity_into(probs: Any, x: Any, off: int, opponent_off: int, tiny: float) -
 sanity_into = _jit(_sanity_into)
 
 
-def _bearoff_flags_into(boards: Any, out: Any) -> None:
-    """Whether each board is a pure bear-off: no checker of the side on roll
-    outside its points 1-6 (bar included), none of the opponent's outside its
-    own home (points 19-24 here, its bar at 0)."""
-    for r in range(boards.shape[0]):
-        flag = True
-        for i in range(19):
-            if boards[r, i] < 0:
-                flag = False
-                break
-        if flag:
-            for i in range(7, 26):
-                if boards[r, i] > 0:
-                    flag = False
-                    break
-        out[r] = flag
-
-
-bearoff_flags_into = _jit(_bearoff_flags_into)
-
-
 def compile_all() -> None:
     """Compile (or load from numba's cache) every kernel now, on tiny inputs, so
     that no timed search pays for it. Seconds the first time on a machine,
@@ -620,6 +662,7 @@ def compile_all() -> None:
     race_flags_into(start, np.empty(1, dtype=np.bool_))
     bearoff_flags_into(start, np.empty(1, dtype=np.bool_))
     crashed_flags_into(start, np.empty(1, dtype=np.bool_))
+    route_into(start, np.empty(1, dtype=np.int8), True, True, True)
     sanity_into(np.zeros((1, 5)), x, 193, 196, 1e-4)
     rolls = np.array([[1, 1], [2, 1]], dtype=np.int64)
     expand(

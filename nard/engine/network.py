@@ -49,14 +49,12 @@ from nard.core.errors import NardError
 from nard.core.position import Position
 from nard.engine import _kernels
 from nard.engine._npz import read_arrays
-from nard.engine.bearoff import BearoffDatabase, bearoff_rows
+from nard.engine.bearoff import BearoffDatabase
 from nard.engine.encoding import (
     ENCODING_VERSION,
     INPUTS,
     OFF_INPUT,
     OPPONENT_OFF_INPUT,
-    RACE_INPUT,
-    crashed_flags,
     encode_boards,
 )
 from nard.engine.evaluator import (
@@ -98,11 +96,6 @@ _RESTORE = (
 )
 _TINY = 1e-4
 """Probabilities under this become 0 (gnubg's SanityCheck)."""
-
-
-# Thresholds on the borne-off inputs (n / 15): at least one checker off, all 15 off.
-_HALF_CHECKER = 0.5 / 15
-_ALL_OFF = 1.0 - _HALF_CHECKER
 
 
 class WeightsError(NardError):
@@ -495,6 +488,8 @@ def sanity_check(probs: FloatArray, x: npt.NDArray[np.float32]) -> FloatArray:
     return probs
 
 
+_ROUTES = 5
+"""The kinds of :func:`nard.engine._kernels.route_into`."""
 _BEAROFF_CACHE = 200_000
 """Bear-off answers an evaluator keeps (the cache starts over past this)."""
 
@@ -570,38 +565,46 @@ class NeuralEvaluator:
     def evaluate_boards(self, boards: Boards) -> Probabilities:
         """:meth:`evaluate` of raw ``(n, 26)`` boards (``tuple(position)`` rows)."""
         n = boards.shape[0]
+        boards = np.ascontiguousarray(boards, dtype=np.int64)
         x = encode_boards(boards)
-        others: list[tuple[_Float32Weights, npt.NDArray[np.bool_]]] = []
-        if self._race32 is not None:
-            others.append((self._race32, x[:, RACE_INPUT] > 0.5))
-        if self._crashed32 is not None:
-            others.append((self._crashed32, crashed_flags(boards)))  # never a race
-        if not others:
-            probs = _forward32(self._contact32, x)
-        else:
-            probs = np.empty((n, NUM_OUTPUTS), dtype=np.float64)
-            contact = ~np.logical_or.reduce([rows for _, rows in others])
-            for net, rows in [*others, (self._contact32, contact)]:
-                if rows.all():
-                    probs = _forward32(net, x)
-                elif rows.any():
-                    probs[rows] = _forward32(net, x[rows])
+        kinds = np.empty(n, dtype=np.int8)
+        _kernels.route_into(
+            boards,
+            kinds,
+            self._race32 is not None,
+            self._crashed32 is not None,
+            self.bearoff is not None,
+        )
+        counts = np.bincount(kinds, minlength=_ROUTES)
+        probs = np.zeros((n, NUM_OUTPUTS), dtype=np.float64)
+        for kind, net in (
+            (_kernels.ROUTE_CONTACT, self._contact32),
+            (_kernels.ROUTE_RACE, self._race32),
+            (_kernels.ROUTE_CRASHED, self._crashed32),
+        ):
+            if net is None or not counts[kind]:
+                continue
+            if counts[kind] == n:
+                probs = _forward32(net, x)
+            else:
+                rows = kinds == kind
+                probs[rows] = _forward32(net, x[rows])
         sanity_check(probs, x)
-        if self.bearoff is not None:
+        if counts[_kernels.ROUTE_BEAROFF] and self.bearoff is not None:
             cache = self._bearoff_cache
             if len(cache) > _BEAROFF_CACHE:
                 cache.clear()
-            for i in np.flatnonzero(bearoff_rows(boards)).tolist():
+            for i in np.flatnonzero(kinds == _kernels.ROUTE_BEAROFF).tolist():
                 key = boards[i].tobytes()
                 exact = cache.get(key)
                 if exact is None:
                     exact = self.bearoff.probabilities(Position(boards[i].tolist()))
                     cache[key] = exact
                 probs[i] = exact
-        # A side with every checker off (off input 1) has won: the game is over.
-        over = np.flatnonzero(np.maximum(x[:, OFF_INPUT], x[:, OPPONENT_OFF_INPUT]) > _ALL_OFF)
-        for i in over.tolist():
-            outcome = outcome_probabilities(Position(boards[i].tolist()))
-            if outcome is not None:
+        # A side with no checker left has won: the game is over.
+        if counts[_kernels.ROUTE_OVER]:
+            for i in np.flatnonzero(kinds == _kernels.ROUTE_OVER).tolist():
+                outcome = outcome_probabilities(Position(boards[i].tolist()))
+                assert outcome is not None
                 probs[i] = outcome
         return probs

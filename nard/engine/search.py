@@ -258,9 +258,14 @@ class _Search:
 
     def evaluate_boards(self, boards: Boards, plies: int) -> Probabilities:
         """:meth:`evaluate` of raw ``(n, 26)`` boards."""
-        out = np.empty((len(boards), NUM_OUTPUTS), dtype=np.float64)
         # Borne-off checkers are implicit: a side with none left on the board has won.
-        over = (boards.min(axis=1, initial=0) >= 0) | (boards.max(axis=1, initial=0) <= 0)
+        boards = np.ascontiguousarray(boards, dtype=np.int64)
+        kinds = np.empty(len(boards), dtype=np.int8)
+        _kernels.route_into(boards, kinds, False, False, False)
+        over = kinds == _kernels.ROUTE_OVER
+        if plies == 0 and not over.any():
+            return self.static(boards)
+        out = np.empty((len(boards), NUM_OUTPUTS), dtype=np.float64)
         for i in np.flatnonzero(over).tolist():
             exact = outcome_probabilities(Position(boards[i].tolist()))
             assert exact is not None
