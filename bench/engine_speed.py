@@ -36,7 +36,8 @@ Run from the repository root::
     .venv/bin/python bench/engine_speed.py [--positions N] [--deep N] [--seed S] [--json] [--quick]
 
 Other options: ``--repeat R`` (passes over the fast calls), ``--gnubg-evals N``,
-``--no-gnubg``, ``--no-bgsage``.
+``--no-gnubg``, ``--no-bgsage``, ``--weights PATH`` (other networks than the
+shipped ones).
 
 Without gnubg (``/usr/games/gnubg``, or ``$NARD_GNUBG``) or bgsage
 (``bench/.venv-peers``, or ``$NARD_PEERS_PYTHON``) those peers are skipped with
@@ -209,13 +210,17 @@ def nard_decisions(
 
 
 def time_nard_levels(
-    cases: Sequence[Case], deep: int, repeat: int, progress: Callable[[str], None]
+    cases: Sequence[Case],
+    deep: int,
+    repeat: int,
+    progress: Callable[[str], None],
+    weights: str | None = None,
 ) -> list[Decisions]:
     """``best_play`` at every level; at a searching level also ``rank_plays`` (the hint)."""
     out = []
     opening = Position()
     for level in Level:
-        engine = Engine(level=level, time_limit=None)
+        engine = Engine(level=level, weights=weights, time_limit=None)
         deep_search = engine.plies > 0
         work = cases[:deep] if deep_search else cases
         if not work:
@@ -289,10 +294,15 @@ evals = [gnubg.positionfromid(pid) for pid in data['evals']]
 clock = time.process_time
 CACHE = 1 << 20
 
+sizes = [CACHE, 2 * CACHE]
+
 def flush():
     # gnubg caches evaluations: a repeated position costs almost nothing, so every
-    # pass starts from an empty cache (resizing it empties it; sizes 0 and 1 are not used).
-    gnubg.command('set cache %d' % CACHE)
+    # pass starts from an empty cache. Resizing empties it, but only to another
+    # size (gnubg rounds to powers of two and keeps a cache asked for at its own
+    # size, hits and all), so the passes alternate two sizes; 0 and 1 are not used.
+    sizes.reverse()
+    gnubg.command('set cache %d' % sizes[0])
 
 def per_call(fn, items, passes):
     best = None
@@ -701,6 +711,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--no-gnubg", action="store_true", help="skip GNU Backgammon")
     parser.add_argument("--no-bgsage", action="store_true", help="skip bgsage")
+    parser.add_argument("--weights", help="nard's networks (default: the shipped ones)")
     args = parser.parse_args(argv)
     positions = args.positions or (40 if args.quick else 200)
     deep = min(positions, args.deep if args.deep is not None else (8 if args.quick else 50))
@@ -722,9 +733,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
 
     progress("nard evaluations")
-    default_engine = Engine()
+    default_engine = Engine(weights=args.weights)
     evaluations = time_nard_evaluations(default_engine, candidates, min(n_candidates, 1000), repeat)
-    decisions = time_nard_levels(cases, deep, repeat, progress)
+    decisions = time_nard_levels(cases, deep, repeat, progress, args.weights)
     peers: dict[str, Any] = {}
 
     if args.no_gnubg:

@@ -586,19 +586,65 @@ expand = _jit(_expand)
 # -- the networks' forward pass ------------------------------------------------------------
 
 
+# 2**f on [-1/2, 1/2] to about 3e-9 (relative): the least-squares polynomial of degree 6
+# in the Chebyshev basis on 20,001 Chebyshev points, rewritten in powers of f
+# (numpy.polynomial.chebyshev.chebfit and cheb2poly; tests/engine/test_kernels.py
+# refits it). With exp(z) = 2**n * 2**f, n = round(z log2(e)), the sigmoid of the
+# hidden layer needs no libm call, so the compiler vectorises it.
+_EXP2 = (
+    0.9999999999595465,
+    0.6931472067117416,
+    0.2402265121361433,
+    0.055503272118158,
+    0.009618025600409062,
+    0.001340043312280261,
+    0.00015469732794358524,
+)
+_E0, _E1, _E2, _E3, _E4, _E5, _E6 = (np.float32(c) for c in _EXP2)
+_LOG2E = np.float32(1.4426950408889634)
+_EXP_LIMIT = np.float32(80.0)  # exp(80) is far inside float32; the sigmoid is 0 or 1 there
+
+
+def _sigmoid_into(h: Any, bits: Any, scale: Any) -> None:
+    """``h[j] = 1 / (1 + exp(-h[j]))`` in float32, in place, to about 2e-7: the
+    exponential is ``2**n`` (built from its bits in ``bits``, which ``scale``
+    views as float32) times the polynomial :data:`_EXP2` of the remainder."""
+    for j in range(h.shape[0]):
+        z = min(max(-h[j], -_EXP_LIMIT), _EXP_LIMIT) * _LOG2E
+        n = np.floor(z + np.float32(0.5))
+        f = z - n
+        p = _E6 * f + _E5
+        p = p * f + _E4
+        p = p * f + _E3
+        p = p * f + _E2
+        p = p * f + _E1
+        p = p * f + _E0
+        bits[j] = (np.int32(n) + np.int32(127)) << 23
+        h[j] = p
+    for j in range(h.shape[0]):
+        h[j] = np.float32(1.0) / (np.float32(1.0) + h[j] * scale[j])
+
+
+_sigmoid_into_c = numba.njit(cache=True, nogil=True, fastmath=True, inline="always")(_sigmoid_into)
+
+
 def _forward_into(x: Any, w1: Any, b1: Any, w2t: Any, b2: Any, out: Any) -> None:
     """One hidden layer of sigmoids, sigmoid outputs, float32, for each row of ``x``.
 
     The first layer adds up the weight rows of the non-zero inputs only: most
     of a board's raw units are zero, so this does a fifth of a dense product's
     work and needs no BLAS call (whose threads cost more than they save on the
-    few dozen positions of a decision). ``w2t`` is the output layer transposed,
-    ``(outputs, hidden)``, so that each output is one contiguous dot product.
+    few dozen positions of a decision). The hidden sigmoids are
+    :func:`_sigmoid_into`'s (vectorised). ``w2t`` is the output layer
+    transposed, ``(outputs, hidden)``, so that each output is one contiguous dot
+    product; the outputs' sigmoids are exact (float64).
     """
     hidden = b1.shape[0]
     outputs = b2.shape[0]
     inputs = x.shape[1]
     h = np.empty(hidden, dtype=np.float32)
+    bits = np.empty(hidden, dtype=np.int32)
+    scale = bits.view(np.float32)
     for r in range(x.shape[0]):
         for j in range(hidden):
             h[j] = b1[j]
@@ -607,8 +653,7 @@ def _forward_into(x: Any, w1: Any, b1: Any, w2t: Any, b2: Any, out: Any) -> None
             if v != 0.0:
                 for j in range(hidden):
                     h[j] += v * w1[i, j]
-        for j in range(hidden):
-            h[j] = np.float32(1.0) / (np.float32(1.0) + np.exp(-h[j]))
+        _sigmoid_into_c(h, bits, scale)
         for k in range(outputs):
             s = b2[k]
             for j in range(hidden):

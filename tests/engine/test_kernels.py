@@ -92,3 +92,21 @@ def test_forward_matches_the_float64_network() -> None:
     x = encode(POSITIONS[:200])
     got = _forward32(_float32(net), x)
     assert np.abs(got - net.forward(x.astype(np.float64))).max() < 1e-5
+
+
+def test_hidden_sigmoid_is_exact_to_float32() -> None:
+    from nard.engine._kernels import _EXP2, _sigmoid_into_c
+
+    z = np.linspace(-120.0, 120.0, 480_001).astype(np.float32)
+    exact = 1.0 / (1.0 + np.exp(-z.astype(np.float64)))
+    bits = np.empty(z.shape[0], dtype=np.int32)
+    got = z.copy()
+    _sigmoid_into_c(got, bits, bits.view(np.float32))
+    assert np.abs(got - exact).max() < 2e-7
+    assert got[0] == 0.0 or got[0] < 1e-30
+    assert got[-1] == 1.0
+    # The polynomial is the one its comment says: refit it.
+    f = 0.5 * np.cos(np.linspace(0.0, np.pi, 20_001))
+    cheb = np.polynomial.chebyshev.chebfit(2.0 * f, 2.0**f, 6)
+    powers = np.polynomial.chebyshev.cheb2poly(cheb) * 2.0 ** np.arange(7)
+    np.testing.assert_allclose(powers, _EXP2, rtol=1e-9)
