@@ -634,7 +634,12 @@ def _forward_into(x: Any, w1: Any, b1: Any, w2t: Any, b2: Any, out: Any) -> None
     The first layer adds up the weight rows of the non-zero inputs only: most
     of a board's raw units are zero, so this does a fifth of a dense product's
     work and needs no BLAS call (whose threads cost more than they save on the
-    few dozen positions of a decision). The hidden sigmoids are
+    few dozen positions of a decision). Rows of one batch are mostly alike (the
+    plays of one roll, the replies to one position), so a row that differs
+    from the last row computed in full in fewer inputs than it has non-zero
+    ones starts from that row's sums and adds the differences only (a third
+    less work on a decision's candidates; the sums then differ from the full
+    ones by rounding, a few 1e-7). The hidden sigmoids are
     :func:`_sigmoid_into`'s (vectorised). ``w2t`` is the output layer
     transposed, ``(outputs, hidden)``, so that each output is one contiguous dot
     product; the outputs' sigmoids are exact (float64).
@@ -643,16 +648,40 @@ def _forward_into(x: Any, w1: Any, b1: Any, w2t: Any, b2: Any, out: Any) -> None
     outputs = b2.shape[0]
     inputs = x.shape[1]
     h = np.empty(hidden, dtype=np.float32)
+    sums = np.empty(hidden, dtype=np.float32)  # the first layer's sums of row `base`
     bits = np.empty(hidden, dtype=np.int32)
     scale = bits.view(np.float32)
+    base = -1
     for r in range(x.shape[0]):
-        for j in range(hidden):
-            h[j] = b1[j]
+        nonzero = 0
         for i in range(inputs):
-            v = x[r, i]
-            if v != 0.0:
-                for j in range(hidden):
-                    h[j] += v * w1[i, j]
+            if x[r, i] != 0.0:
+                nonzero += 1
+        differ = inputs + 1
+        if base >= 0:
+            differ = 0
+            for i in range(inputs):
+                if x[r, i] != x[base, i]:
+                    differ += 1
+        if differ < nonzero:
+            for j in range(hidden):
+                h[j] = sums[j]
+            for i in range(inputs):
+                v = x[r, i] - x[base, i]
+                if v != 0.0:
+                    for j in range(hidden):
+                        h[j] += v * w1[i, j]
+        else:
+            for j in range(hidden):
+                h[j] = b1[j]
+            for i in range(inputs):
+                v = x[r, i]
+                if v != 0.0:
+                    for j in range(hidden):
+                        h[j] += v * w1[i, j]
+            for j in range(hidden):
+                sums[j] = h[j]
+            base = r
         _sigmoid_into_c(h, bits, scale)
         for k in range(outputs):
             s = b2[k]

@@ -110,3 +110,17 @@ def test_hidden_sigmoid_is_exact_to_float32() -> None:
     cheb = np.polynomial.chebyshev.chebfit(2.0 * f, 2.0**f, 6)
     powers = np.polynomial.chebyshev.cheb2poly(cheb) * 2.0 ** np.arange(7)
     np.testing.assert_allclose(powers, _EXP2, rtol=1e-9)
+
+
+def test_forward_of_a_row_hardly_depends_on_its_batch() -> None:
+    # Rows computed from an earlier row's sums agree with the row alone to rounding.
+    net = Network.random(hidden=64, seed=4, scale=0.5)
+    weights = _float32(net)
+    kids, _ = children(boards_of(POSITIONS[:8]))
+    from nard.engine.encoding import encode_boards
+
+    x = encode_boards(kids)
+    batch = _forward32(weights, x)
+    alone = np.concatenate([_forward32(weights, x[i : i + 1]) for i in range(len(x))])
+    assert np.abs(batch - alone).max() < 2e-6
+    assert np.abs(batch - net.forward(x.astype(np.float64))).max() < 1e-5
