@@ -50,7 +50,7 @@ import numpy.typing as npt
 from nard.core.errors import NardError
 from nard.core.position import Position
 from nard.engine.bearoff import is_bearoff
-from nard.engine.encoding import RACE_INPUT, crashed_flags, encode_boards, race_flags
+from nard.engine.encoding import crashed_flags, encode_boards, race_flags
 from nard.engine.evaluator import NUM_OUTPUTS, Evaluator
 from nard.engine.network import (
     NET_CLASSES,
@@ -463,8 +463,8 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
     parts = [load_dataset(p) for p in args.data]
     boards = np.concatenate([d.boards for d in parts])
     targets = np.concatenate([d.targets for d in parts])
-    x = encode_boards(boards.astype(np.int64))
-    race = x[:, RACE_INPUT] > 0.5
+    del parts
+    race = race_flags(boards)
     start = Networks.load(args.init) if args.init else None
     nets: dict[str, Network] = {}
     if start is not None:
@@ -474,7 +474,7 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
         if name == "race":
             rows = race
         elif name == "crashed":
-            rows = crashed_flags(boards.astype(np.int64))
+            rows = crashed_flags(boards)
         else:
             rows = ~race
         init = nets.get(name)
@@ -485,8 +485,10 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
         if init.hidden < args.hidden:
             init = init.widened(args.hidden, seed=args.seed)
         stream.write(f"{name}: {int(rows.sum())} positions, {init!r}\n")
+        # Each class's inputs are encoded on their own: millions of positions'
+        # inputs take gigabytes.
         result = fit(
-            x[rows],
+            encode_boards(boards[rows]),
             targets[rows],
             init,
             epochs=args.epochs,
