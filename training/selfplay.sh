@@ -17,8 +17,9 @@
 #       of labelling and 12 of fitting)
 #   generation C: training/selfplay.sh B.npz training/work 501 24 512
 #       (from B: 4.7 million positions, 4.2 million of them contact; about
-#       7.3 minutes per pair of datasets, 88 in all, with the 512-unit net,
-#       then 50 s per epoch, holding about 3.7 GB of encoded inputs)
+#       4.4 minutes per pair of datasets on an idle machine, 54 in all, with
+#       the 512-unit net, then 12 minutes of fitting, holding about 3.7 GB
+#       of encoded inputs; shipped on 2026-12-03)
 set -euo pipefail
 start=$1 work=${2:-training/work} first=${3:-501} count=${4:-24} hidden=${5:-512}
 nard=${NARD:-.venv/bin/nard}
