@@ -13,9 +13,9 @@ sample, and compares with gnubg 2-ply's cubeless equity of the same positions
 - gnubg's 0-ply, for scale.
 
 For each it prints the root mean square and mean of (label - gnubg 2-ply),
-in equity. The spread of the labels around a strong evaluation is the noise
-a fit has to average out; a label kind with a smaller spread needs fewer
-positions for the same net. A script, not a test.
+in equity: how far a net fitted to those labels could get at best, whether
+the distance is noise a fit averages out or a bias it inherits (label kinds
+whose differences move together share a bias). A script, not a test.
 
     .venv/bin/nard label training/work/pl-1.npz --games 200 --playout 0.7 --seed 1
     .venv/bin/python bench/labels.py training/work/pl-1.npz [--positions 1000] [--seed 1]
@@ -30,7 +30,6 @@ import numpy as np
 from decisions import Judge
 
 from nard.core.position import Position
-from nard.engine.encoding import race_flags
 from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.evaluator import cubeless_equity
 from nard.engine.network import NeuralEvaluator
@@ -47,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     dataset = load_dataset(args.data)
     boards = dataset.boards.astype(np.int64)
-    contact = np.flatnonzero(~race_flags(boards))
+    contact = np.flatnonzero(~dataset.is_race())
     if not len(contact):
         sys.exit(f"labels.py: {args.data} holds no contact positions")
     rng = np.random.default_rng(args.seed)
