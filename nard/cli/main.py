@@ -74,7 +74,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from nard.engine.supervised import add_fit_arguments, add_label_arguments
 
     add_label_arguments(
-        sub.add_parser("label", help="self-play positions labelled by n-ply search (a dataset)")
+        sub.add_parser(
+            "label", help="self-play positions labelled by n-ply search, playouts or rollouts"
+        )
     )
     add_fit_arguments(sub.add_parser("fit", help="train the contact and race networks on datasets"))
 

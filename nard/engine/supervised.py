@@ -383,12 +383,28 @@ def add_label_arguments(parser: argparse.ArgumentParser) -> None:
         help="label every turn of the games by its luck-corrected outcome at lambda LAM "
         "(nard.engine.playout) instead of by search",
     )
+    parser.add_argument(
+        "--rollout",
+        type=int,
+        metavar="TRIALS",
+        help="label a share of the games' positions by rollouts of TRIALS luck-corrected "
+        "trials each (nard.engine.rollout) instead of by search",
+    )
+    parser.add_argument(
+        "--truncate", type=int, default=8, help="turns a rollout trial plays (default 8)"
+    )
+    parser.add_argument(
+        "--share",
+        type=float,
+        default=0.1,
+        help="share of the games' positions rolled out (default 0.1)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="processes")
     parser.add_argument(
         "--random-play",
         type=float,
-        help="share of random plays (default 0.05; 0.02 with --playout)",
+        help="share of random plays (default 0.05; 0.02 with --playout or --rollout)",
     )
 
 
@@ -401,8 +417,31 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
         raise DatasetError(f"--playout takes a lambda in [0, 1], not {args.playout}")
     if args.random_play is not None and not 0.0 <= args.random_play <= 1.0:
         raise DatasetError(f"--random-play takes a share in [0, 1], not {args.random_play}")
+    if args.rollout is not None:
+        if args.playout is not None:
+            raise DatasetError("--rollout and --playout are two kinds of label: give one")
+        if args.rollout < 1 or args.truncate < 0 or not 0.0 < args.share <= 1.0:
+            raise DatasetError(
+                "--rollout takes at least 1 trial, --truncate at least 0 turns, "
+                "--share a share in (0, 1]"
+            )
     t = time.perf_counter()
-    if args.playout is None:
+    if args.rollout is not None:
+        from nard.engine.rollout import rollout_dataset
+
+        random_play = 0.02 if args.random_play is None else args.random_play
+        dataset = rollout_dataset(
+            args.weights,
+            args.games,
+            args.rollout,
+            args.truncate,
+            args.share,
+            args.seed,
+            args.jobs,
+            random_play,
+        )
+        how = f"by rollouts of {args.rollout} trials cut at {args.truncate} turns"
+    elif args.playout is None:
         random_play = 0.05 if args.random_play is None else args.random_play
         dataset = make_dataset(
             args.weights, args.games, args.plies, args.seed, args.jobs, random_play

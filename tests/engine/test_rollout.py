@@ -1,0 +1,132 @@
+"""Rollout labels: luck-corrected trials from each position, truncated and averaged."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nard.core.position import Position
+from nard.engine.bearoff import bearoff_rows
+from nard.engine.engine import DEFAULT_WEIGHTS
+from nard.engine.evaluator import FakeEvaluator, cubeless_equity, flip_probabilities
+from nard.engine.network import NeuralEvaluator
+from nard.engine.rollout import consistent, rollout_dataset, rollout_labels, rollout_positions
+from nard.engine.search import evaluate_ply_boards
+from nard.engine.supervised import DatasetError, add_label_arguments, load_dataset, run_label
+
+MIDDLE_GAME = Position.from_points(
+    {24: 2, 13: 4, 8: 3, 6: 5, 5: 1}, {24: 1, 23: 1, 13: 5, 8: 2, 6: 4, 4: 2}
+)
+
+
+@pytest.fixture(scope="module")
+def evaluator() -> NeuralEvaluator:
+    return NeuralEvaluator.load(DEFAULT_WEIGHTS)
+
+
+def _boards(*positions: Position) -> np.ndarray:
+    return np.array([list(p) for p in positions], dtype=np.int64)
+
+
+def test_no_turn_played_is_the_one_ply_evaluation(evaluator: NeuralEvaluator) -> None:
+    boards = _boards(MIDDLE_GAME, Position(), MIDDLE_GAME.flip())
+    labels = rollout_labels(evaluator, boards, trials=3, truncate=0, seed=1)
+    assert np.allclose(labels, evaluate_ply_boards(boards, evaluator, 1), atol=1e-6)
+
+
+def test_one_turn_is_the_roll_played_less_its_luck(evaluator: NeuralEvaluator) -> None:
+    """A trial cut after one turn: the 1-ply baseline, plus how far the 1-ply value of
+    the position reached differs from the 0-ply value of the play that reached it."""
+    boards = _boards(MIDDLE_GAME)
+    label = rollout_labels(evaluator, boards, trials=1, truncate=1, seed=4)[0]
+    rng = np.random.default_rng(4)
+    from nard.core.dice import ALL_ROLLS
+    from nard.engine.search import ROLL_COUNTS
+
+    roll = ALL_ROLLS[int(rng.choice(len(ALL_ROLLS), p=ROLL_COUNTS / 36.0))]
+    plays = MIDDLE_GAME.legal_plays(roll)
+    values = evaluate_ply_boards(_boards(*(p.result for p in plays)), evaluator, 0)
+    best = int(np.argmin(cubeless_equity(values)))  # the reply worst for the opponent
+    reached = _boards(plays[best].result)
+    expected = (
+        evaluate_ply_boards(boards, evaluator, 1)[0]
+        + flip_probabilities(evaluate_ply_boards(reached, evaluator, 1))[0]
+        - flip_probabilities(values[best : best + 1])[0]
+    )
+    assert np.allclose(label, consistent(expected[None])[0], atol=1e-5)
+
+
+def test_labels_are_seeded_and_the_trials_vary(evaluator: NeuralEvaluator) -> None:
+    boards = _boards(MIDDLE_GAME, MIDDLE_GAME)
+    a = rollout_labels(evaluator, boards, trials=2, truncate=4, seed=7)
+    b = rollout_labels(evaluator, boards, trials=2, truncate=4, seed=7)
+    assert np.array_equal(a, b)
+    assert not np.allclose(a[0], a[1])  # the same position, other dice
+
+
+def test_exact_evaluations_leave_nothing_to_correct(evaluator: NeuralEvaluator) -> None:
+    """In pure bear-offs the database is (nearly) exact: whatever the dice, each trial
+    lands on the position's own value, so even one trial played to the end is it."""
+    starts = [
+        Position.from_points({6: 2, 5: 2, 3: 1}, {6: 2, 4: 2, 1: 1}),
+        Position.from_points({6: 3, 4: 3, 2: 2}, {5: 3, 3: 2, 1: 3}),
+    ]
+    boards = _boards(*starts)
+    assert bearoff_rows(boards).all()
+    labels = rollout_labels(evaluator, boards, trials=1, truncate=40, seed=2)
+    exact = evaluate_ply_boards(boards, evaluator, 0)
+    assert np.abs(labels - exact).max() < 0.01
+
+
+def test_a_finished_game_stops_the_trial() -> None:
+    """The side on roll bears off its last two checkers with any roll: the label is the
+    exact win, however long the trials may run."""
+    boards = _boards(Position.from_points({1: 2}, {6: 5, 5: 5}))
+    label = rollout_labels(FakeEvaluator(), boards, trials=5, truncate=10, seed=1)
+    assert label.tolist() == [[1.0, 0.0, 0.0, 0.0, 0.0]]
+
+
+def test_consistent_orders_the_probabilities() -> None:
+    probs = np.array([[1.2, 0.5, 0.6, 0.3, 0.1], [0.4, 0.1, 0.0, 0.7, 0.9]])
+    assert consistent(probs).tolist() == [[1.0, 0.5, 0.5, 0.0, 0.0], [0.4, 0.1, 0.0, 0.6, 0.6]]
+
+
+def test_positions_and_dataset(evaluator: NeuralEvaluator) -> None:
+    boards = rollout_positions(evaluator, games=2, seed=3 * 1_000_003, share=0.5)  # chunk 0
+    assert 10 < len(boards) < 100
+    assert not bearoff_rows(boards.astype(np.int64)).any()
+    assert not (boards.astype(np.int64) == _boards(Position())).all(axis=1).any()
+    dataset = rollout_dataset(DEFAULT_WEIGHTS, games=2, trials=2, truncate=2, share=0.5, seed=3)
+    assert np.array_equal(dataset.boards, boards)
+    assert dataset.info["labels"] == "rollout" and dataset.info["trials"] == 2
+    with pytest.raises(ValueError, match="share"):
+        rollout_dataset(DEFAULT_WEIGHTS, games=1, share=0.0)
+    with pytest.raises(ValueError, match="trials"):
+        rollout_labels(evaluator, boards, trials=0)
+
+
+def _label_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_label_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_label_command_by_rollout(tmp_path: Path) -> None:
+    out = io.StringIO()
+    path = tmp_path / "r.npz"
+    args = _label_args(
+        str(path), "--weights", str(DEFAULT_WEIGHTS), "--games", "2", "--seed", "5",
+        "--rollout", "2", "--truncate", "3", "--share", "0.2",
+    )  # fmt: skip
+    assert run_label(args, out) == 0
+    assert "by rollouts of 2 trials cut at 3 turns" in out.getvalue()
+    made = load_dataset(path)
+    assert made.info["truncate"] == 3 and made.info["share"] == 0.2 and len(made) > 3
+    with pytest.raises(DatasetError, match="give one"):
+        run_label(argparse.Namespace(**{**vars(args), "playout": 0.7}), out)
+    with pytest.raises(DatasetError, match="share"):
+        run_label(argparse.Namespace(**{**vars(args), "share": 1.5}), out)
