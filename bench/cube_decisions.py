@@ -193,12 +193,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--judge-plies", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
+        "--weights",
+        default=str(DEFAULT_WEIGHTS),
+        help="networks whose cube is judged (the positions come from the shipped ones' games)",
+    )
+    parser.add_argument(
         "--variants", nargs="+", type=Variant.parse, default=[Variant.parse("0:0:0")]
     )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
-    evaluator = NeuralEvaluator.load(DEFAULT_WEIGHTS)
-    items = sample_items(evaluator, args.positions, args.seed)
+    items = sample_items(NeuralEvaluator.load(DEFAULT_WEIGHTS), args.positions, args.seed)
+    evaluator = NeuralEvaluator.load(args.weights)
     views = gnubg_views(items, args.judge_plies, args.jobs)
     analyses = {
         plies: nard_analyses(evaluator, items, plies)
