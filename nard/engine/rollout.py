@@ -58,7 +58,7 @@ from nard.engine.evaluator import (
     flip_probabilities,
 )
 from nard.engine.network import NeuralEvaluator
-from nard.engine.search import ROLL_COUNTS, _best_in_groups, children
+from nard.engine.search import ROLL_COUNTS, _best_in_groups, children, evaluate_ply_boards
 from nard.engine.supervised import Dataset, map_game_chunks
 
 __all__ = ["consistent", "rollout_dataset", "rollout_labels", "rollout_positions"]
@@ -149,12 +149,17 @@ def rollout_labels(
     rng = np.random.default_rng(seed)
     boards = np.ascontiguousarray(boards, dtype=np.int64)
     out = np.zeros((len(boards), NUM_OUTPUTS))
+    # A finished game (a side with no checker left) is its exact outcome.
+    over = (boards.max(axis=1, initial=0) <= 0) | (boards.min(axis=1, initial=0) >= 0)
+    if over.any():
+        out[over] = evaluate_ply_boards(boards[over], evaluator, 0)
+    live = np.flatnonzero(~over)
     per_batch = max(1, _BATCH // trials)
-    for first in range(0, len(boards), per_batch):
-        group = boards[first : first + per_batch]
-        pairs = np.repeat(group, trials, axis=0)
+    for first in range(0, len(live), per_batch):
+        rows = live[first : first + per_batch]
+        pairs = np.repeat(boards[rows], trials, axis=0)
         y = _rollout_batch(evaluator, pairs, truncate, rng)
-        out[first : first + len(group)] = y.reshape(len(group), trials, NUM_OUTPUTS).mean(axis=1)
+        out[rows] = y.reshape(len(rows), trials, NUM_OUTPUTS).mean(axis=1)
     labels: npt.NDArray[np.float32] = consistent(out).astype(np.float32)
     return labels
 

@@ -90,6 +90,14 @@ def test_a_finished_game_stops_the_trial() -> None:
     assert label.tolist() == [[1.0, 0.0, 0.0, 0.0, 0.0]]
 
 
+def test_a_finished_position_is_its_outcome(evaluator: NeuralEvaluator) -> None:
+    lost = Position.from_points({6: 15}, {})  # the opponent has borne off: a gammon
+    boards = _boards(lost, MIDDLE_GAME)
+    labels = rollout_labels(evaluator, boards, trials=2, truncate=2, seed=1)
+    assert labels[0].tolist() == [0.0, 0.0, 0.0, 1.0, 0.0]
+    assert np.array_equal(labels[1], rollout_labels(evaluator, boards[1:], 2, 2, seed=1)[0])
+
+
 def test_consistent_orders_the_probabilities() -> None:
     probs = np.array([[1.2, 0.5, 0.6, 0.3, 0.1], [0.4, 0.1, 0.0, 0.7, 0.9]])
     assert consistent(probs).tolist() == [[1.0, 0.5, 0.5, 0.0, 0.0], [0.4, 0.1, 0.0, 0.6, 0.6]]
