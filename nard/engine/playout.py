@@ -69,8 +69,10 @@ from nard.engine.supervised import Dataset, map_game_chunks, read_checked_npz
 
 __all__ = [
     "GAMES_FORMAT",
+    "ROLL_WEIGHTS",
     "PlayedGames",
     "load_games",
+    "one_ply_turn",
     "play_games",
     "play_games_with",
     "playout_dataset",
@@ -81,7 +83,8 @@ GAMES_FORMAT = "nard-playouts-1"
 """The format tag of a file of played-out games (:func:`save_games`)."""
 
 _OPENING_WEIGHTS = np.array([0.0 if a == b else 2.0 for a, b in ALL_ROLLS]) / 30.0
-_ROLL_WEIGHTS = ROLL_COUNTS / 36.0
+ROLL_WEIGHTS = ROLL_COUNTS / 36.0
+"""The probability of each roll of :data:`~nard.core.dice.ALL_ROLLS`."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,18 @@ class PlayedGames:
     def __len__(self) -> int:
         return int(self.boards.shape[0])
 
+    def to_label(self) -> npt.NDArray[np.bool_]:
+        """The turns a dataset keeps: all but the openings (a game's first turn from
+        the starting position, whose roll cannot be a double) and pure bear-offs
+        (exact in the database)."""
+        first = np.zeros(len(self), dtype=bool)
+        first[:1] = True
+        first[1:] = self.last[:-1]
+        boards = self.boards.astype(np.int64)
+        opening = first & (boards == np.array(Position(), dtype=np.int64)).all(axis=1)
+        keep: npt.NDArray[np.bool_] = ~opening & ~bearoff_rows(boards)
+        return keep
+
     def labels(self, lam: float) -> npt.NDArray[np.float64]:
         """``Y_t`` of every turn at ``lam`` (module docstring), clipped to [0, 1]."""
         if not 0.0 <= lam <= 1.0:
@@ -123,6 +138,25 @@ class PlayedGames:
                 following = flip_probabilities(y) - chosen[t - 1]
         np.clip(out, 0.0, 1.0, out=out)
         return out
+
+
+def one_ply_turn(evaluator: Evaluator, boards: npt.NDArray[np.int64]) -> tuple[Any, ...]:
+    """One turn's look at every roll of each of ``boards`` (side on roll, before it rolls).
+
+    Returns ``(kids, lengths, probs, best, mover, baseline)``: every roll's
+    distinct children and their counts per (board, roll) (:func:`children`),
+    the children's 0-ply probabilities (each seen from its side on roll), the
+    index in ``kids`` of each roll's best play ``(n, 21)``, that play's
+    probabilities from the mover's view ``(n, 21, 5)``, and their average over
+    the 36 rolls, the 1-ply ``baseline`` ``(n, 5)``.
+    """
+    n = len(boards)
+    kids, lengths = children(boards)
+    probs = evaluate_boards(evaluator, kids)
+    best = _best_in_groups(cubeless_equity(probs), lengths).reshape(n, len(ALL_ROLLS))
+    mover = flip_probabilities(probs[best]).reshape(n, len(ALL_ROLLS), NUM_OUTPUTS)
+    baseline = np.einsum("r,nrk->nk", ROLL_WEIGHTS, mover)
+    return kids, lengths, probs, best, mover, baseline
 
 
 def _play_batch(
@@ -150,18 +184,14 @@ def _play_batch(
             turns.extend([] for _ in range(fresh))
             begun += fresh
         n = len(turns)
-        kids, lengths = children(boards)
-        probs = evaluate_boards(evaluator, kids)
-        best = _best_in_groups(cubeless_equity(probs), lengths).reshape(n, len(ALL_ROLLS))
-        mover = flip_probabilities(probs[best]).reshape(n, len(ALL_ROLLS), NUM_OUTPUTS)
+        kids, lengths, probs, best, _, baseline = one_ply_turn(evaluator, boards)
         starts = (np.cumsum(lengths) - lengths).reshape(n, len(ALL_ROLLS))
         counts = lengths.reshape(n, len(ALL_ROLLS))
-        baseline = np.einsum("r,nrk->nk", _ROLL_WEIGHTS, mover)
         next_boards = np.empty_like(boards)
         keep = np.ones(n, dtype=bool)
         for g in range(n):
             opening = from_opening and not turns[g]
-            roll = int(rng.choice(len(ALL_ROLLS), p=_OPENING_WEIGHTS if opening else _ROLL_WEIGHTS))
+            roll = int(rng.choice(len(ALL_ROLLS), p=_OPENING_WEIGHTS if opening else ROLL_WEIGHTS))
             k = int(best[g, roll])
             randomised = bool(counts[g, roll] > 1 and rng.random() < random_play)
             if randomised:
@@ -295,11 +325,6 @@ def playout_dataset(games: PlayedGames, lam: float) -> Dataset:
     """A :class:`~nard.engine.supervised.Dataset` of ``games``' labels at ``lam``: every
     turn but the openings and pure bear-offs."""
     labels = games.labels(lam)
-    first = np.zeros(len(games), dtype=bool)
-    first[0] = len(games) > 0
-    first[1:] = games.last[:-1]
-    boards = games.boards.astype(np.int64)
-    opening = first & (boards == np.array(Position(), dtype=np.int64)).all(axis=1)
-    keep = ~opening & ~bearoff_rows(boards)
+    keep = games.to_label()
     info = dict(games.info, labels="playout", lam=lam)
     return Dataset(games.boards[keep], labels[keep].astype(np.float32), info)

@@ -31,6 +31,7 @@ for all of them, so a rollout costs ``trials * (truncate + 1)`` 1-ply
 steps per position, batched. Rolls come from ``numpy.random.default_rng``;
 the same seed gives the same labels.
 
+>>> from nard.core.position import Position
 >>> from nard.engine.evaluator import FakeEvaluator
 >>> race = Position.from_points({6: 3, 8: 4, 12: 2}, {6: 4, 9: 3, 11: 2})
 >>> labels = rollout_labels(FakeEvaluator(), np.array([list(race)]), trials=4, truncate=3, seed=1)
@@ -48,22 +49,18 @@ import numpy as np
 import numpy.typing as npt
 
 from nard.core.dice import ALL_ROLLS
-from nard.core.position import Position
-from nard.engine.bearoff import bearoff_rows
 from nard.engine.evaluator import (
     NUM_OUTPUTS,
     Evaluator,
-    cubeless_equity,
-    evaluate_boards,
     flip_probabilities,
 )
 from nard.engine.network import NeuralEvaluator
-from nard.engine.search import ROLL_COUNTS, _best_in_groups, children, evaluate_ply_boards
+from nard.engine.playout import ROLL_WEIGHTS, one_ply_turn, play_games
+from nard.engine.search import evaluate_ply_boards
 from nard.engine.supervised import Dataset, map_game_chunks
 
 __all__ = ["consistent", "rollout_dataset", "rollout_labels", "rollout_positions"]
 
-_ROLL_P = ROLL_COUNTS / 36.0
 _BATCH = 512
 """(position, trial) pairs advanced together at most: their children, some 400
 each, and those children's inputs stay a few hundred megabytes."""
@@ -84,20 +81,6 @@ def consistent(probs: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return out
 
 
-def _one_ply(
-    evaluator: Evaluator, boards: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.float64], Any]:
-    """Each board's 1-ply baseline, and per roll its best child and that child's
-    0-ply value from the mover's view."""
-    n = len(boards)
-    kids, lengths = children(boards)
-    probs = evaluate_boards(evaluator, kids)
-    best = _best_in_groups(cubeless_equity(probs), lengths).reshape(n, len(ALL_ROLLS))
-    mover = flip_probabilities(probs[best.reshape(-1)]).reshape(n, len(ALL_ROLLS), NUM_OUTPUTS)
-    baseline = np.einsum("r,nrk->nk", _ROLL_P, mover)
-    return baseline, best, mover, kids
-
-
 def _rollout_batch(
     evaluator: Evaluator,
     starts: npt.NDArray[np.int64],
@@ -114,11 +97,11 @@ def _rollout_batch(
     for t in range(truncate + 1):
         if not len(alive):
             break
-        baseline, best, mover, kids = _one_ply(evaluator, boards)
+        kids, _, _, best, mover, baseline = one_ply_turn(evaluator, boards)
         baselines[t, alive] = baseline
         if t == truncate:
             break
-        rolls = rng.choice(len(ALL_ROLLS), size=len(alive), p=_ROLL_P)
+        rolls = rng.choice(len(ALL_ROLLS), size=len(alive), p=ROLL_WEIGHTS)
         picked = best[np.arange(len(alive)), rolls]
         chosen[t, alive] = mover[np.arange(len(alive)), rolls]
         boards = kids[picked]
@@ -169,16 +152,9 @@ def rollout_positions(
 ) -> npt.NDArray[np.int8]:
     """A seeded ``share`` of the positions of ``games`` self-play games at 0-ply (with
     ``random_play`` of random plays): openings and pure bear-offs left out."""
-    from nard.engine.playout import play_games
-
     played = play_games(evaluator, games, seed=seed, random_play=random_play)
-    boards = played.boards.astype(np.int64)
-    first = np.zeros(len(boards), dtype=bool)
-    first[:1] = True
-    first[1:] = played.last[:-1]
-    keep = ~(first & (boards == np.array(Position(), dtype=np.int64)).all(axis=1))
-    keep &= ~bearoff_rows(boards)
-    keep &= np.random.default_rng([seed, 1]).random(len(boards)) < share
+    keep = played.to_label()
+    keep &= np.random.default_rng([seed, 1]).random(len(played)) < share
     picked: npt.NDArray[np.int8] = played.boards[keep]
     return picked
 
