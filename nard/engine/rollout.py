@@ -52,14 +52,22 @@ from nard.core.dice import ALL_ROLLS
 from nard.engine.evaluator import (
     NUM_OUTPUTS,
     Evaluator,
+    cubeless_equity,
+    evaluate_boards,
     flip_probabilities,
 )
 from nard.engine.network import NeuralEvaluator
 from nard.engine.playout import ROLL_WEIGHTS, one_ply_turn, play_games
-from nard.engine.search import evaluate_ply_boards
+from nard.engine.search import children, evaluate_ply_boards
 from nard.engine.supervised import Dataset, map_game_chunks
 
-__all__ = ["consistent", "rollout_dataset", "rollout_labels", "rollout_positions"]
+__all__ = [
+    "consistent",
+    "rollout_dataset",
+    "rollout_labels",
+    "rollout_positions",
+    "sibling_plays",
+]
 
 _BATCH = 512
 """(position, trial) pairs advanced together at most: their children, some 400
@@ -84,10 +92,11 @@ def consistent(probs: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 def _rollout_batch(
     evaluator: Evaluator,
     starts: npt.NDArray[np.int64],
+    rolls: npt.NDArray[np.int64],
     truncate: int,
-    rng: np.random.Generator,
 ) -> npt.NDArray[np.float64]:
-    """``Y_0`` (module docstring) of one trial from each of ``starts``."""
+    """``Y_0`` (module docstring) of one trial from each of ``starts``, turn ``t`` of
+    trial ``i`` thrown ``ALL_ROLLS[rolls[i, t]]``."""
     n = len(starts)
     baselines = np.zeros((truncate + 1, n, NUM_OUTPUTS))
     chosen = np.zeros((truncate, n, NUM_OUTPUTS))
@@ -101,9 +110,9 @@ def _rollout_batch(
         baselines[t, alive] = baseline
         if t == truncate:
             break
-        rolls = rng.choice(len(ALL_ROLLS), size=len(alive), p=ROLL_WEIGHTS)
-        picked = best[np.arange(len(alive)), rolls]
-        chosen[t, alive] = mover[np.arange(len(alive)), rolls]
+        thrown = rolls[alive, t]
+        picked = best[np.arange(len(alive)), thrown]
+        chosen[t, alive] = mover[np.arange(len(alive)), thrown]
         boards = kids[picked]
         over = boards.min(axis=1) >= 0  # the mover bore off its last checker
         # The play that ended the game was valued exactly, so its correction is
@@ -124,24 +133,43 @@ def rollout_labels(
     trials: int = 36,
     truncate: int = 8,
     seed: int = 0,
+    groups: npt.NDArray[Any] | None = None,
 ) -> npt.NDArray[np.float32]:
     """The five probabilities of each of ``boards`` (side on roll, before it rolls) by
-    a rollout of ``trials`` trials cut at ``truncate`` turns (module docstring)."""
+    a rollout of ``trials`` trials cut at ``truncate`` turns (module docstring).
+
+    Rows with the same ``groups`` value are rolled out on the same dice (trial
+    ``j`` of each throws the same rolls, as gnubg rolls out the candidate
+    plays of one decision): the dice's luck then falls alike on all of them,
+    and the differences between their labels are far less noisy than the
+    labels. By default every row is its own group."""
     if trials < 1 or truncate < 0:
         raise ValueError("trials >= 1 and truncate >= 0 are required")
     rng = np.random.default_rng(seed)
     boards = np.ascontiguousarray(boards, dtype=np.int64)
+    if groups is None:
+        groups = np.arange(len(boards))
+    if len(groups) != len(boards):
+        raise ValueError(f"{len(groups)} groups for {len(boards)} boards")
     out = np.zeros((len(boards), NUM_OUTPUTS))
     # A finished game (a side with no checker left) is its exact outcome.
     over = (boards.max(axis=1, initial=0) <= 0) | (boards.min(axis=1, initial=0) >= 0)
     if over.any():
         out[over] = evaluate_ply_boards(boards[over], evaluator, 0)
     live = np.flatnonzero(~over)
+    # The dice of every trial of every group, in the order the groups first appear.
+    _, first_seen, group_of = np.unique(groups[live], return_index=True, return_inverse=True)
+    order = np.argsort(np.argsort(first_seen))
+    dice = rng.choice(
+        len(ALL_ROLLS), size=(len(first_seen), trials, truncate), p=ROLL_WEIGHTS
+    ).astype(np.int64)
+    group_dice = dice[order[group_of.reshape(-1)]]
     per_batch = max(1, _BATCH // trials)
     for first in range(0, len(live), per_batch):
         rows = live[first : first + per_batch]
         pairs = np.repeat(boards[rows], trials, axis=0)
-        y = _rollout_batch(evaluator, pairs, truncate, rng)
+        rolls = group_dice[first : first + per_batch].reshape(len(rows) * trials, truncate)
+        y = _rollout_batch(evaluator, pairs, rolls, truncate)
         out[rows] = y.reshape(len(rows), trials, NUM_OUTPUTS).mean(axis=1)
     labels: npt.NDArray[np.float32] = consistent(out).astype(np.float32)
     return labels
@@ -159,11 +187,59 @@ def rollout_positions(
     return picked
 
 
+def sibling_plays(
+    evaluator: Evaluator,
+    boards: npt.NDArray[Any],
+    plays: int,
+    window: float,
+    seed: int,
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64]]:
+    """The candidate plays of one seeded roll from each of ``boards``: the ``plays``
+    best at 0-ply within ``window`` equity of the best, where at least two are.
+
+    Returns the positions they reach (seen from the opponent, on roll next) and,
+    for each, the row of ``boards`` it came from. These are the positions a
+    search weighs against each other; labelled on common dice
+    (:func:`rollout_labels` ``groups``), they teach the network the order of
+    one roll's plays, not only the level of a position.
+    """
+    if plays < 2 or window < 0:
+        raise ValueError("plays >= 2 and window >= 0 are required")
+    boards = np.ascontiguousarray(boards, dtype=np.int64)
+    n = len(boards)
+    if not n:
+        return np.zeros((0, 26), np.int8), np.zeros(0, np.int64)
+    kids, lengths = children(boards)
+    equity = -cubeless_equity(evaluate_boards(evaluator, kids))  # the mover's view
+    starts = (np.cumsum(lengths) - lengths).reshape(n, len(ALL_ROLLS))
+    counts = lengths.reshape(n, len(ALL_ROLLS))
+    rolls = np.random.default_rng([seed, 2]).choice(len(ALL_ROLLS), size=n, p=ROLL_WEIGHTS)
+    picked: list[npt.NDArray[np.int64]] = []
+    parents: list[npt.NDArray[np.int64]] = []
+    for i in range(n):
+        first, count = int(starts[i, rolls[i]]), int(counts[i, rolls[i]])
+        if count < 2:
+            continue
+        values = equity[first : first + count]
+        ranked = np.argsort(-values, kind="stable")[:plays]
+        ranked = ranked[values[ranked] >= values[ranked[0]] - window]
+        if len(ranked) >= 2:
+            picked.append(first + ranked)
+            parents.append(np.full(len(ranked), i, dtype=np.int64))
+    if not picked:
+        return np.zeros((0, 26), np.int8), np.zeros(0, np.int64)
+    rows = np.concatenate(picked)
+    return kids[rows].astype(np.int8), np.concatenate(parents)
+
+
 def _work(args: tuple[Any, ...]) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
-    weights, games, seed, share, trials, truncate, random_play = args
+    weights, games, seed, share, trials, truncate, random_play, siblings, window = args
     evaluator = NeuralEvaluator.load(weights)
     boards = rollout_positions(evaluator, games, seed, share, random_play)
-    return boards, rollout_labels(evaluator, boards, trials, truncate, seed=seed)
+    groups = None
+    if siblings:
+        boards, groups = sibling_plays(evaluator, boards, siblings, window, seed)
+    return boards, rollout_labels(evaluator, boards, trials, truncate, seed=seed, groups=groups)
 
 
 def rollout_dataset(
@@ -176,15 +252,34 @@ def rollout_dataset(
     jobs: int = 1,
     random_play: float = 0.02,
     chunk: int = 20,
+    siblings: int = 0,
+    window: float = 0.12,
 ) -> Dataset:
     """A share ``share`` of the positions of ``games`` self-play games of the networks at
     ``weights``, labelled by rollouts of ``trials`` trials cut at ``truncate`` turns;
     chunks of ``chunk`` games over ``jobs`` processes (chunk ``i`` seeded
-    ``seed * 1_000_003 + i``, so the result does not depend on ``jobs``)."""
+    ``seed * 1_000_003 + i``, so the result does not depend on ``jobs``).
+
+    With ``siblings`` (2 or more), each position drawn is replaced by the
+    positions its ``siblings`` best plays of a seeded roll reach (within
+    ``window`` of the best: :func:`sibling_plays`), rolled out on common dice."""
     if not 0.0 < share <= 1.0:
         raise ValueError(f"share must be in (0, 1], not {share!r}")
+    if siblings == 1 or siblings < 0:
+        raise ValueError(f"siblings must be 0 (none) or at least 2, not {siblings!r}")
     parts = map_game_chunks(
-        _work, weights, games, seed, jobs, chunk, share, trials, truncate, random_play
+        _work,
+        weights,
+        games,
+        seed,
+        jobs,
+        chunk,
+        share,
+        trials,
+        truncate,
+        random_play,
+        siblings,
+        window,
     )
     boards = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 26), np.int8)
     targets = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 5), np.float32)
@@ -197,6 +292,8 @@ def rollout_dataset(
         "share": share,
         "seed": seed,
         "random_play": random_play,
+        "siblings": siblings,
+        "window": window,
         "made": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     return Dataset(boards, targets, info)

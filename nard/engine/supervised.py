@@ -399,6 +399,20 @@ def add_label_arguments(parser: argparse.ArgumentParser) -> None:
         default=0.1,
         help="share of the games' positions rolled out (default 0.1)",
     )
+    parser.add_argument(
+        "--siblings",
+        type=int,
+        default=0,
+        metavar="K",
+        help="with --rollout: roll out, on common dice, the positions the K best plays "
+        "of a seeded roll reach from each position drawn, instead of the position",
+    )
+    parser.add_argument(
+        "--window",
+        type=float,
+        default=0.12,
+        help="with --siblings: plays within this equity of the best (default 0.12)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="processes")
     parser.add_argument(
@@ -425,6 +439,10 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
                 "--rollout takes at least 1 trial, --truncate at least 0 turns, "
                 "--share a share in (0, 1]"
             )
+        if args.siblings == 1 or args.siblings < 0 or args.window < 0:
+            raise DatasetError("--siblings takes 0 or at least 2 plays, --window at least 0")
+    elif args.siblings:
+        raise DatasetError("--siblings goes with --rollout")
     t = time.perf_counter()
     if args.rollout is not None:
         from nard.engine.rollout import rollout_dataset
@@ -439,8 +457,12 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
             args.seed,
             args.jobs,
             random_play,
+            siblings=args.siblings,
+            window=args.window,
         )
         how = f"by rollouts of {args.rollout} trials cut at {args.truncate} turns"
+        if args.siblings:
+            how += f", {args.siblings} sibling plays on common dice"
     elif args.playout is None:
         random_play = 0.05 if args.random_play is None else args.random_play
         dataset = make_dataset(

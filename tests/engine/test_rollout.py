@@ -14,7 +14,13 @@ from nard.engine.bearoff import bearoff_rows
 from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.evaluator import FakeEvaluator, cubeless_equity, flip_probabilities
 from nard.engine.network import NeuralEvaluator
-from nard.engine.rollout import consistent, rollout_dataset, rollout_labels, rollout_positions
+from nard.engine.rollout import (
+    consistent,
+    rollout_dataset,
+    rollout_labels,
+    rollout_positions,
+    sibling_plays,
+)
 from nard.engine.search import evaluate_ply_boards
 from nard.engine.supervised import DatasetError, add_label_arguments, load_dataset, run_label
 
@@ -98,6 +104,66 @@ def test_a_finished_position_is_its_outcome(evaluator: NeuralEvaluator) -> None:
     assert np.array_equal(labels[1], rollout_labels(evaluator, boards[1:], 2, 2, seed=1)[0])
 
 
+def test_a_group_rolls_out_on_common_dice(evaluator: NeuralEvaluator) -> None:
+    """Rows of one group throw the same dice: the same board twice in a group gets the
+    same label, in two groups two labels; and two boards of a group keep their own
+    labels however the rows around them are grouped."""
+    other = MIDDLE_GAME.flip()
+    boards = _boards(MIDDLE_GAME, MIDDLE_GAME, other, other)
+    shared = rollout_labels(
+        evaluator, boards, trials=2, truncate=3, seed=5, groups=np.array([0, 0, 1, 1])
+    )
+    apart = rollout_labels(evaluator, boards, trials=2, truncate=3, seed=5)
+    assert np.allclose(shared[0], shared[1], atol=1e-6)  # batch rounding only
+    assert np.allclose(shared[2], shared[3], atol=1e-6)
+    assert not np.allclose(apart[0], apart[1])
+    alone = rollout_labels(
+        evaluator, boards[:2], trials=2, truncate=3, seed=5, groups=np.array([7, 7])
+    )
+    assert np.allclose(alone, shared[:2], atol=1e-6)  # the first group seen takes the first dice
+    with pytest.raises(ValueError, match="groups"):
+        rollout_labels(evaluator, boards, trials=2, groups=np.array([0, 1]))
+
+
+def test_common_dice_make_the_differences_quieter(evaluator: NeuralEvaluator) -> None:
+    """The point of common dice: the labels of two candidate plays of one roll differ
+    by less noise (spread over seeds) than when each throws its own dice."""
+    starts = rollout_positions(evaluator, games=3, seed=77, share=0.3)
+    kids, parents = sibling_plays(evaluator, starts, plays=2, window=0.1, seed=3)
+    assert len(kids) >= 30 and (parents[0::2] == parents[1::2]).all()
+    spread = {}
+    for common in (True, False):
+        diffs = []
+        for seed in range(6):
+            y = rollout_labels(evaluator, kids, 1, 6, seed=seed, groups=parents if common else None)
+            equity = cubeless_equity(y.astype(np.float64))
+            diffs.append(equity[0::2] - equity[1::2])
+        spread[common] = np.sqrt((np.std(diffs, axis=0) ** 2).mean())
+    assert spread[True] < 0.85 * spread[False]
+
+
+def test_sibling_plays_are_the_best_plays_of_one_roll(evaluator: NeuralEvaluator) -> None:
+    parents = _boards(MIDDLE_GAME, Position(), MIDDLE_GAME.flip())
+    kids, rows = sibling_plays(evaluator, parents, plays=3, window=0.1, seed=9)
+    assert len(kids) >= 4 and set(rows.tolist()) <= {0, 1, 2}
+    for row in set(rows.tolist()):
+        mine = kids[rows == row].astype(np.int64)
+        assert 2 <= len(mine) <= 3
+        parent = Position(tuple(int(x) for x in parents[row]))
+        for roll in {(a, b) for a in range(1, 7) for b in range(a, 7)}:
+            results = {tuple(p.result) for p in parent.legal_plays(roll)}
+            if all(tuple(int(x) for x in m) in results for m in mine):
+                break
+        else:
+            pytest.fail("the sibling plays are not the plays of one roll")
+        values = -cubeless_equity(evaluate_ply_boards(mine, evaluator, 0))
+        assert values[0] == values.max() and values.max() - values.min() <= 0.1 + 1e-6
+    with pytest.raises(ValueError, match="plays"):
+        sibling_plays(evaluator, parents, plays=1, window=0.1, seed=1)
+    none, _ = sibling_plays(evaluator, parents, plays=3, window=0.1, seed=9)
+    assert np.array_equal(none, kids)  # seeded
+
+
 def test_consistent_orders_the_probabilities() -> None:
     probs = np.array([[1.2, 0.5, 0.6, 0.3, 0.1], [0.4, 0.1, 0.0, 0.7, 0.9]])
     assert consistent(probs).tolist() == [[1.0, 0.5, 0.5, 0.0, 0.0], [0.4, 0.1, 0.0, 0.6, 0.6]]
@@ -138,3 +204,22 @@ def test_label_command_by_rollout(tmp_path: Path) -> None:
         run_label(argparse.Namespace(**{**vars(args), "playout": 0.7}), out)
     with pytest.raises(DatasetError, match="share"):
         run_label(argparse.Namespace(**{**vars(args), "share": 1.5}), out)
+
+
+def test_label_command_by_sibling_rollouts(tmp_path: Path) -> None:
+    out = io.StringIO()
+    path = tmp_path / "s.npz"
+    args = _label_args(
+        str(path), "--weights", str(DEFAULT_WEIGHTS), "--games", "1", "--seed", "5",
+        "--rollout", "2", "--truncate", "2", "--share", "0.3", "--siblings", "3",
+    )  # fmt: skip
+    assert run_label(args, out) == 0
+    assert "3 sibling plays on common dice" in out.getvalue()
+    made = load_dataset(path)
+    assert made.info["siblings"] == 3 and made.info["window"] == 0.12 and len(made) >= 2
+    with pytest.raises(DatasetError, match="siblings"):
+        run_label(argparse.Namespace(**{**vars(args), "siblings": 1}), out)
+    with pytest.raises(DatasetError, match="--siblings goes with --rollout"):
+        run_label(argparse.Namespace(**{**vars(args), "rollout": None}), out)
+    with pytest.raises(ValueError, match="siblings"):
+        rollout_dataset(DEFAULT_WEIGHTS, games=1, siblings=1)
