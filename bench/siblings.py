@@ -40,7 +40,7 @@ import numpy.typing as npt
 
 from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.evaluator import cubeless_equity
-from nard.engine.network import NeuralEvaluator
+from nard.engine.network import NeuralEvaluator, WeightsError
 from nard.engine.rollout import rollout_positions, sibling_plays
 from nard.engine.search import evaluate_ply_boards
 from nard.engine.supervised import Dataset, load_dataset
@@ -103,9 +103,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{'net':<40} {'ply':>3} {'class':<8} {'rms':>6} {'mse-first':>15} {'top':>6} {'loss':>6}"
     )
     first: dict[tuple[int, str], npt.NDArray[np.float64]] = {}
+    try:
+        nets = {net: NeuralEvaluator.load(net) for net in args.nets}
+    except WeightsError as exc:
+        sys.exit(f"siblings.py: {exc}")
     for plies in args.plies:
         for net in args.nets:
-            values = cubeless_equity(evaluate_ply_boards(boards, NeuralEvaluator.load(net), plies))
+            values = cubeless_equity(evaluate_ply_boards(boards, nets[net], plies))
             error = (relative(values, groups) - label) ** 2
             per_group = np.bincount(inverse, weights=error)
             # The mover's equity is minus the children's (seen from the side on roll next).
