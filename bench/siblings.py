@@ -7,10 +7,11 @@ sibling labels carry far less noise than the labels themselves. That
 difference is what a checker-play decision turns on, and what a net's
 absolute error (``bench/labels.py``) does not show.
 
-This script rebuilds the groups (which rows are the plays of one roll: the
-dataset does not store them, so it replays the self-play of each chunk
-with ``--made-by``, the networks that made the dataset, and checks that the
-positions come out the same), then, for each net in ``--nets`` at each
+This script takes the groups (which rows are the plays of one roll) from
+the dataset or, in a file made before datasets stored them, rebuilds them
+by replaying the self-play of each chunk with ``--made-by``, the networks
+that made the dataset (checking that the positions come out the same;
+``--write-groups`` then stores them in the file), then, for each net in ``--nets`` at each
 ``--plies``, compares each play's equity relative to its group's mean with
 the same for the labels. It prints, by class (contact or race):
 
@@ -43,17 +44,20 @@ from nard.engine.evaluator import cubeless_equity
 from nard.engine.network import NeuralEvaluator, WeightsError
 from nard.engine.rollout import rollout_positions, sibling_plays
 from nard.engine.search import evaluate_ply_boards
-from nard.engine.supervised import Dataset, load_dataset
+from nard.engine.supervised import Dataset, load_dataset, save_dataset
 
 _CHUNK = 20  # rollout_dataset's default chunk of games
 
 
 def rebuild_groups(path: str, made_by: str) -> tuple[npt.NDArray[np.int64], Dataset]:
-    """The group of each row of the sibling dataset at ``path`` (module docstring)."""
+    """The group of each row of the sibling dataset at ``path``: stored in it, or
+    rebuilt by replaying its self-play (module docstring)."""
     data = load_dataset(path)
     info = data.info
     if not info.get("siblings"):
         sys.exit(f"siblings.py: {path} is not a sibling dataset (nard label --siblings)")
+    if data.groups is not None:
+        return data.groups, data
     if info.get("chunk", _CHUNK) != _CHUNK:
         sys.exit(f"siblings.py: {path} was made in chunks of {info['chunk']}")
     maker = NeuralEvaluator.load(made_by)
@@ -89,8 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--made-by", default=str(DEFAULT_WEIGHTS), help="the networks that made the dataset"
     )
+    parser.add_argument(
+        "--write-groups", action="store_true", help="store rebuilt groups in the dataset"
+    )
     args = parser.parse_args(argv)
     groups, data = rebuild_groups(args.data, args.made_by)
+    if args.write_groups and data.groups is None:
+        save_dataset(Dataset(data.boards, data.targets, data.info, groups), args.data)
+        print(f"groups written to {args.data}")
     boards = data.boards.astype(np.int64)
     label = relative(cubeless_equity(data.targets.astype(np.float64)), groups)
     raw_label = cubeless_equity(data.targets.astype(np.float64))

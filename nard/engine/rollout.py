@@ -232,14 +232,15 @@ def sibling_plays(
     return kids[rows].astype(np.int8), np.concatenate(parents)
 
 
-def _work(args: tuple[Any, ...]) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+def _work(args: tuple[Any, ...]) -> tuple[Any, ...]:
     weights, games, seed, share, trials, truncate, random_play, siblings, window = args
     evaluator = NeuralEvaluator.load(weights)
     boards = rollout_positions(evaluator, games, seed, share, random_play)
     groups = None
     if siblings:
         boards, groups = sibling_plays(evaluator, boards, siblings, window, seed)
-    return boards, rollout_labels(evaluator, boards, trials, truncate, seed=seed, groups=groups)
+    labels = rollout_labels(evaluator, boards, trials, truncate, seed=seed, groups=groups)
+    return boards, labels, groups
 
 
 def rollout_dataset(
@@ -283,6 +284,11 @@ def rollout_dataset(
     )
     boards = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 26), np.int8)
     targets = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 5), np.float32)
+    groups = None
+    if siblings:
+        # A chunk's groups are the rows of its positions drawn: set chunks apart.
+        firsts = np.cumsum([len(p[0]) for p in parts]) - np.array([len(p[0]) for p in parts])
+        groups = np.concatenate([p[2] + first for p, first in zip(parts, firsts, strict=True)])
     info = {
         "weights": Path(weights).name,
         "games": games,
@@ -296,4 +302,4 @@ def rollout_dataset(
         "window": window,
         "made": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    return Dataset(boards, targets, info)
+    return Dataset(boards, targets, info, groups)

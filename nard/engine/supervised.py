@@ -19,9 +19,12 @@ nard does the same with its own engine only:
    measures the loss.
 
 A dataset is an ``.npz`` (format :data:`DATASET_FORMAT`): ``boards`` ``(n, 26)``
-int8 (:class:`Position` tuples), ``targets`` ``(n, 5)`` float32, and how it was
-made. ``nard label`` and ``nard fit`` run the steps from the command line;
-``docs/engine.md`` has the recipe that made the shipped networks.
+int8 (:class:`Position` tuples), ``targets`` ``(n, 5)`` float32, how it was
+made, and optionally ``groups`` ``(n,)`` int64: rows with the same value are
+the plays of one roll (sibling rollouts, :mod:`nard.engine.rollout`), whose
+differences :func:`fit` can weigh on their own (``relative``). ``nard label``
+and ``nard fit`` run the steps from the command line; ``docs/engine.md`` has
+the recipe that made the shipped networks.
 
 >>> from nard.engine.evaluator import FakeEvaluator
 >>> import random
@@ -96,6 +99,8 @@ class Dataset:
     targets: npt.NDArray[np.float32]
     info: dict[str, Any]
     """How the labels were made (plies, weights, seed, ...)."""
+    groups: npt.NDArray[np.int64] | None = None
+    """Which rows are the plays of one roll (same value), or None."""
 
     def __len__(self) -> int:
         return int(self.boards.shape[0])
@@ -217,15 +222,15 @@ def make_dataset(
 
 def save_dataset(dataset: Dataset, path: str | Path) -> None:
     """Write ``dataset`` atomically."""
-    write_npz_atomic(
-        path,
-        {
-            "format": np.array(DATASET_FORMAT),
-            "boards": dataset.boards,
-            "targets": dataset.targets,
-            "info": np.array(json.dumps(dataset.info, sort_keys=True)),
-        },
-    )
+    arrays = {
+        "format": np.array(DATASET_FORMAT),
+        "boards": dataset.boards,
+        "targets": dataset.targets,
+        "info": np.array(json.dumps(dataset.info, sort_keys=True)),
+    }
+    if dataset.groups is not None:
+        arrays["groups"] = dataset.groups.astype(np.int64)
+    write_npz_atomic(path, arrays)
 
 
 def read_checked_npz(
@@ -260,6 +265,9 @@ def _dataset_problem(arrays: dict[str, npt.NDArray[Any]]) -> str:
         return f"shapes {b.shape} and {t.shape}"
     if not np.isfinite(t).all() or t.min() < 0.0 or t.max() > 1.0:
         return "targets outside [0, 1]"
+    g = arrays.get("groups")
+    if g is not None and (g.shape != (b.shape[0],) or g.dtype.kind not in "iu"):
+        return f"groups of shape {g.shape} and type {g.dtype}"
     return ""
 
 
@@ -267,10 +275,12 @@ def load_dataset(path: str | Path) -> Dataset:
     """Read a dataset file; :class:`DatasetError` naming the file when it is not one."""
     names = ("boards", "targets", "info")
     arrays = read_checked_npz(path, "dataset", DATASET_FORMAT, names, _dataset_problem)
+    groups = arrays.get("groups")
     return Dataset(
         arrays["boards"].astype(np.int8),
         arrays["targets"].astype(np.float32),
         json.loads(str(arrays["info"])),
+        None if groups is None else groups.astype(np.int64),
     )
 
 
@@ -301,6 +311,8 @@ def fit(
     validation: float = 0.05,
     seed: int = 0,
     log: Any = None,
+    groups: npt.NDArray[np.int64] | None = None,
+    relative: float = 0.0,
 ) -> FitResult:
     """Train ``network`` (a copy; the argument is left alone) toward ``targets``.
 
@@ -308,12 +320,46 @@ def fit(
     decayed by cosine to a tenth over the epochs; the last ``validation``
     share of a seeded shuffle is held out. ``log`` (a text stream) gets one
     line per epoch.
+
+    With ``groups`` (rows of one value are the plays of one roll, -1 a row
+    alone) and ``relative > 0``, the loss adds ``relative`` times the mean
+    square, over the rows of a group, of the difference between the net's
+    and the targets' cubeless equity, each less its group's mean: how far
+    the net's **order** of one roll's plays is from the labels', which
+    common-dice rollouts measure with far less noise than the labels' own
+    level. Batches then take whole groups, and whole groups are held out.
     """
     rng = np.random.default_rng(seed)
     n = x.shape[0]
-    order = rng.permutation(n)
-    held = int(n * validation)
-    val_idx, train_idx = order[n - held :], order[: n - held]
+    if groups is None or relative <= 0.0:
+        groups = np.arange(n, dtype=np.int64)
+        relative = 0.0
+    if len(groups) != n:
+        raise ValueError(f"{len(groups)} groups for {n} rows")
+    # Rows alone (-1) become groups of one; batches and the held-out share take
+    # whole groups, so no group is split.
+    alone = groups < 0
+    keyed = np.where(alone, np.arange(n) + int(groups.max(initial=0)) + 1, groups)
+    _, members = np.unique(keyed, return_inverse=True)
+    members = members.reshape(-1)
+    by_group = np.argsort(members, kind="stable")
+    sizes = np.bincount(members)
+    firsts = np.cumsum(sizes) - sizes
+
+    def rows_of(chosen: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+        """The rows of groups ``chosen``, group after group."""
+        lengths = sizes[chosen]
+        shift = np.repeat(firsts[chosen] - (np.cumsum(lengths) - lengths), lengths)
+        picked: npt.NDArray[np.int64] = by_group[shift + np.arange(int(lengths.sum()))]
+        return picked
+
+    order_g = rng.permutation(len(sizes))
+    held_g = int(len(sizes) * validation)
+    val_idx = rows_of(order_g[len(sizes) - held_g :])
+    train_groups = order_g[: len(sizes) - held_g]
+    held = len(val_idx)
+    mean_size = float(sizes.mean()) if len(sizes) else 1.0
+    equity_weights = np.array([2.0, 1.0, 1.0, -1.0, -1.0], dtype=np.float32)
     params = [p.astype(np.float32) for p in network.parameters()]
     moments = [np.zeros_like(p) for p in params]
     squares = [np.zeros_like(p) for p in params]
@@ -329,17 +375,38 @@ def fit(
             y = 1.0 / (1.0 + np.exp(-(h @ w2 + b2)))
         return h, y
 
+    def relative_residual(
+        y: npt.NDArray[Any], tb: npt.NDArray[Any], member: npt.NDArray[np.int64]
+    ) -> npt.NDArray[Any]:
+        """(net - target) equity of each row, less its group's mean (``member``: the
+        row's group, numbered from 0 within the batch)."""
+        diff = (y - tb) @ equity_weights
+        means = np.bincount(member, weights=diff) / np.bincount(member)
+        out: npt.NDArray[Any] = diff - means[member]
+        return out
+
+    per_batch = max(1, round(batch / mean_size))
     for epoch in range(epochs):
         lr = learning_rate * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * epoch / epochs)))
-        perm = rng.permutation(train_idx)
+        perm_g = rng.permutation(train_groups)
+        seen = 0
         total = 0.0
-        for start in range(0, len(perm), batch):
-            idx = perm[start : start + batch]
+        for start in range(0, len(perm_g), per_batch):
+            chosen = perm_g[start : start + per_batch]
+            idx = rows_of(chosen)
+            seen += len(idx)
             xb, tb = x[idx], targets[idx]
             h, y = forward(xb)
             total += _cross_entropy(y, tb) * len(idx)
             # d(mean cross-entropy)/dz2 = (y - t) / (batch * outputs)
             dz2 = (y - tb) / (len(idx) * NUM_OUTPUTS)
+            if relative:
+                member = np.repeat(np.arange(len(chosen)), sizes[chosen])
+                r = relative_residual(y, tb, member)
+                # d(relative * mean r^2)/dy = 2 relative r / rows * equity weights
+                # (the group means' own derivatives sum to zero against r).
+                dy = (2.0 * relative / len(idx)) * r[:, None] * equity_weights[None, :]
+                dz2 = dz2 + (dy * y * (1.0 - y)).astype(np.float32)
             w2 = params[2]
             dz1 = (dz2 @ w2.T) * h * (1.0 - h)
             grads = [xb.T @ dz1, dz1.sum(axis=0), h.T @ dz2, dz2.sum(axis=0)]
@@ -352,12 +419,17 @@ def fit(
                 v *= beta2
                 v += (1.0 - beta2) * g * g
                 p -= (lr / c1) * m / (np.sqrt(v / c2) + eps)
-        train_loss.append(total / max(len(perm), 1))
+        train_loss.append(total / max(seen, 1))
+        shown = "-"
         if held:
             _, yv = forward(x[val_idx])
             validation_loss.append(_cross_entropy(yv, targets[val_idx]))
+            shown = f"{validation_loss[-1]:.5f}"
+            if relative:
+                _, member_v = np.unique(members[val_idx], return_inverse=True)
+                r = relative_residual(yv, targets[val_idx], member_v.astype(np.int64))
+                shown += f" (order {np.sqrt(np.mean(r * r)) * 1000:.1f} thousandths rms)"
         if log is not None:
-            shown = f"{validation_loss[-1]:.5f}" if held else "-"
             log.write(
                 f"epoch {epoch + 1}/{epochs}: train {train_loss[-1]:.5f}, "
                 f"validation {shown}, lr {lr:.2e}\n"
@@ -502,6 +574,14 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
         default=80,
         help="hidden units of new networks; a smaller --init network is widened to it",
     )
+    parser.add_argument(
+        "--relative",
+        type=float,
+        default=0.0,
+        metavar="WEIGHT",
+        help="weight of the order of one roll's plays in the loss, for datasets with "
+        "groups (nard label --siblings); default 0",
+    )
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--batch", type=int, default=128)
@@ -521,9 +601,22 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
     for name in args.classes:
         if name not in NET_CLASSES:
             raise DatasetError(f"unknown network class {name!r}: one of {', '.join(NET_CLASSES)}")
+    if args.relative < 0:
+        raise DatasetError(f"--relative takes a weight of at least 0, not {args.relative}")
     parts = [load_dataset(p) for p in args.data]
     boards = np.concatenate([d.boards for d in parts])
     targets = np.concatenate([d.targets for d in parts])
+    # Each file's groups, renumbered apart from every other file's; -1: a row alone.
+    groups = np.full(len(boards), -1, dtype=np.int64)
+    row = next_group = 0
+    for d in parts:
+        if d.groups is not None and len(d):
+            _, renumbered = np.unique(d.groups, return_inverse=True)
+            groups[row : row + len(d)] = renumbered.reshape(-1) + next_group
+            next_group += int(renumbered.max()) + 1
+        row += len(d)
+    if args.relative and next_group == 0:
+        raise DatasetError("--relative needs datasets with groups (nard label --siblings)")
     del parts
     race = race_flags(boards)
     start = Networks.load(args.init) if args.init else None
@@ -557,6 +650,8 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
             batch=args.batch,
             seed=args.seed,
             log=stream,
+            groups=groups[rows],
+            relative=args.relative,
         )
         nets[name] = result.network
     if "contact" not in nets:

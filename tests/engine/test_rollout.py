@@ -217,6 +217,10 @@ def test_label_command_by_sibling_rollouts(tmp_path: Path) -> None:
     assert "3 sibling plays on common dice" in out.getvalue()
     made = load_dataset(path)
     assert made.info["siblings"] == 3 and made.info["window"] == 0.12 and len(made) >= 2
+    assert made.groups is not None and len(made.groups) == len(made)
+    sizes = np.bincount(made.groups)
+    assert set(sizes[sizes > 0].tolist()) <= {2, 3}
+    assert (np.diff(made.groups) >= 0).all()  # a group's plays side by side
     with pytest.raises(DatasetError, match="siblings"):
         run_label(argparse.Namespace(**{**vars(args), "siblings": 1}), out)
     with pytest.raises(DatasetError, match="--siblings goes with --rollout"):
