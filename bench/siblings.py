@@ -38,7 +38,9 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from decisions import Judge
 
+from nard.core.position import Position
 from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.evaluator import cubeless_equity
 from nard.engine.network import NeuralEvaluator, WeightsError
@@ -91,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nets", nargs="+", default=[str(DEFAULT_WEIGHTS)])
     parser.add_argument("--plies", nargs="+", type=int, default=[0])
     parser.add_argument(
+        "--gnubg", nargs="*", type=int, default=[], metavar="PLIES", help="gnubg at these plies too"
+    )
+    parser.add_argument(
         "--made-by", default=str(DEFAULT_WEIGHTS), help="the networks that made the dataset"
     )
     parser.add_argument(
@@ -112,44 +117,48 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'net':<40} {'ply':>3} {'class':<8} {'rms':>6} {'mse-first':>15} {'top':>6} {'loss':>6}"
     )
-    first: dict[tuple[int, str], npt.NDArray[np.float64]] = {}
+    first: dict[str, npt.NDArray[np.float64]] = {}
     try:
         nets = {net: NeuralEvaluator.load(net) for net in args.nets}
     except WeightsError as exc:
         sys.exit(f"siblings.py: {exc}")
-    for plies in args.plies:
-        for net in args.nets:
+    players: list[tuple[str, int]] = [(n, p) for p in args.plies for n in args.nets]
+    players += [("gnubg", p) for p in args.gnubg]
+    for net, plies in players:
+        if net == "gnubg":
+            judge = Judge(plies)
+            values = np.array([judge.equity(Position(tuple(int(c) for c in b))) for b in boards])
+        else:
             values = cubeless_equity(evaluate_ply_boards(boards, nets[net], plies))
-            error = (relative(values, groups) - label) ** 2
-            per_group = np.bincount(inverse, weights=error)
-            # The mover's equity is minus the children's (seen from the side on roll next).
-            top_net = np.zeros(len(ids), dtype=np.int64)
-            top_label = np.zeros(len(ids), dtype=np.int64)
-            loss = np.zeros(len(ids))
-            for g in range(len(ids)):
-                rows = np.flatnonzero(inverse == g)
-                pick = rows[np.argmin(values[rows])]
-                best = rows[np.argmin(raw_label[rows])]
-                top_net[g], top_label[g] = pick, best
-                loss[g] = raw_label[pick] - raw_label[best]
-            for name, mask in (("contact", ~group_race), ("race", group_race)):
-                if not mask.any():
-                    continue
-                rows = mask[inverse]
-                rms = np.sqrt(error[rows].mean()) * 1000
-                key = (plies, name)
-                vs = ""
-                if key in first:
-                    d = per_group[mask] - first[key]
-                    n_rows = rows.sum()
-                    mean = d.sum() / n_rows * 1e6
-                    half = 1.96 * d.std() * np.sqrt(len(d)) / n_rows * 1e6
-                    vs = f"{mean:+.1f} ± {half:.1f}"
-                else:
-                    first[key] = per_group[mask]
-                top = (top_net[mask] == top_label[mask]).mean()
-                print(f"{Path(net).name:<40} {plies:>3} {name:<8} {rms:6.1f} {vs:>15} "
-                      f"{top:6.1%} {loss[mask].mean() * 1000:6.2f}")  # fmt: skip
+        error = (relative(values, groups) - label) ** 2
+        per_group = np.bincount(inverse, weights=error)
+        # The mover's equity is minus the children's (seen from the side on roll next).
+        top_net = np.zeros(len(ids), dtype=np.int64)
+        top_label = np.zeros(len(ids), dtype=np.int64)
+        loss = np.zeros(len(ids))
+        for g in range(len(ids)):
+            rows = np.flatnonzero(inverse == g)
+            pick = rows[np.argmin(values[rows])]
+            best = rows[np.argmin(raw_label[rows])]
+            top_net[g], top_label[g] = pick, best
+            loss[g] = raw_label[pick] - raw_label[best]
+        for name, mask in (("contact", ~group_race), ("race", group_race)):
+            if not mask.any():
+                continue
+            rows = mask[inverse]
+            rms = np.sqrt(error[rows].mean()) * 1000
+            vs = ""
+            if name in first:
+                d = per_group[mask] - first[name]
+                n_rows = rows.sum()
+                mean = d.sum() / n_rows * 1e6
+                half = 1.96 * d.std() * np.sqrt(len(d)) / n_rows * 1e6
+                vs = f"{mean:+.1f} ± {half:.1f}"
+            else:
+                first[name] = per_group[mask]
+            top = (top_net[mask] == top_label[mask]).mean()
+            print(f"{Path(net).name:<40} {plies:>3} {name:<8} {rms:6.1f} {vs:>15} "
+                  f"{top:6.1%} {loss[mask].mean() * 1000:6.2f}")  # fmt: skip
     return 0
 
 
