@@ -117,18 +117,46 @@ class GnubgPlayer:
     def _answer(self) -> str:
         return gnubg_answer(self._proc)
 
+    def _ask(self, query: str) -> str:
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(query + "\n")
+        self._proc.stdin.flush()
+        return self._answer()
+
+    def _restart(self, why: str) -> None:
+        print(f"strength.py: {why}; gnubg restarted", file=sys.stderr, flush=True)
+        self._proc.kill()
+        self._proc.wait()
+        self._dir.cleanup()
+        self._dir, self._proc = start_gnubg_script(_GNUBG_SCRIPT)
+        self._answer()
+
     def choose_play(self, position: Position, dice: Sequence[int]) -> Play | None:
-        """gnubg's best 0-ply play, mapped back onto nard's legal plays."""
+        """gnubg's best 0-ply play, mapped back onto nard's legal plays.
+
+        A 2-ply duel (2026-12-04) once stopped on a gnubg failure that the same
+        dice did not repeat: a gnubg process that dies, or answers that it has no
+        play, is restarted and asked again, once, and the restart is reported on
+        stderr. Its 0-ply answer does not depend on earlier queries (``set board``
+        and ``set dice`` come with each one), so the games are unchanged.
+        """
         plays = position.legal_plays(dice)
         if len(plays) <= 1:
             return plays[0] if plays else None
-        assert self._proc.stdin is not None
-        self._proc.stdin.write(f"{position.position_id()} {dice[0]} {dice[1]}\n")
-        self._proc.stdin.flush()
-        text = self._answer()
-        if text == "-":
-            raise RuntimeError(f"gnubg found no play in {position.position_id()} with {dice}")
-        return position.parse_play(text, dice)
+        query = f"{position.position_id()} {dice[0]} {dice[1]}"
+        for attempt in (1, 2):
+            try:
+                text = self._ask(query)
+            except (RuntimeError, OSError) as error:
+                if attempt == 2:
+                    raise
+                self._restart(f"{error} (exit status {self._proc.poll()}) at {query}")
+                continue
+            if text != "-":
+                return position.parse_play(text, dice)
+            if attempt == 1:
+                self._restart(f"gnubg found no play at {query}")
+        raise RuntimeError(f"gnubg found no play in {position.position_id()} with {dice}")
 
 
 # -- the duel ---------------------------------------------------------------------
@@ -262,8 +290,15 @@ def run(
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(play_pairs, a, b, seed, part) for part in chunks]
-            for future in futures:  # in order: the result does not depend on scheduling
-                results.extend(future.result())
+            # In order: the result does not depend on scheduling.
+            for part, future in zip(chunks, futures, strict=True):
+                try:
+                    results.extend(future.result())
+                except BaseException:
+                    # Stop at once: leaving the block would otherwise wait for every other chunk.
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    print(f"\nstrength.py: pairs {part[0]}-{part[-1]} failed", file=sys.stderr)
+                    raise
                 if progress:
                     progress(2 * len(results))
     return summarise(a, b, seed, results, time.perf_counter() - start)
