@@ -686,6 +686,11 @@ def run(
                 (lambda k: progress("matches", k, args.matches)) if progress else None,
             )
             matches = summarise_matches(played, args.length, time.perf_counter() - start)
+    except BaseException:
+        if pool is not None:  # stop at once rather than after every queued chunk
+            pool.shutdown(wait=False, cancel_futures=True)
+            pool = None
+        raise
     finally:
         if pool is not None:
             pool.shutdown()
