@@ -16,6 +16,7 @@ from typing import Any
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 __all__ = [
     "bearoff_flags_into",
@@ -23,6 +24,7 @@ __all__ = [
     "crashed_flags_into",
     "encode_into",
     "expand",
+    "finished",
     "forward_into",
     "race_flags_into",
     "route_into",
@@ -349,6 +351,15 @@ def _route_into(boards: Any, kinds: Any, race: bool, crashed: bool, bearoff: boo
 
 
 route_into = _jit(_route_into)
+
+
+def finished(boards: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """Which of ``(n, 26)`` boards are finished games (a side with no checker
+    left): :func:`route_into`'s ``ROUTE_OVER``, the one test of a game's end."""
+    kinds = np.empty(len(boards), dtype=np.int8)
+    route_into(np.ascontiguousarray(boards, dtype=np.int64), kinds, False, False, False)
+    out: npt.NDArray[np.bool_] = kinds == ROUTE_OVER
+    return out
 
 
 # -- move generation for search: every roll's resulting boards -----------------------------

@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from nard.core.dice import ALL_ROLLS
+from nard.engine import _kernels
 from nard.engine.evaluator import (
     NUM_OUTPUTS,
     Evaluator,
@@ -153,7 +154,7 @@ def rollout_labels(
         raise ValueError(f"{len(groups)} groups for {len(boards)} boards")
     out = np.zeros((len(boards), NUM_OUTPUTS))
     # A finished game (a side with no checker left) is its exact outcome.
-    over = (boards.max(axis=1, initial=0) <= 0) | (boards.min(axis=1, initial=0) >= 0)
+    over = _kernels.finished(boards)
     if over.any():
         out[over] = evaluate_ply_boards(boards[over], evaluator, 0)
     live = np.flatnonzero(~over)

@@ -260,9 +260,7 @@ class _Search:
         """:meth:`evaluate` of raw ``(n, 26)`` boards."""
         # Borne-off checkers are implicit: a side with none left on the board has won.
         boards = np.ascontiguousarray(boards, dtype=np.int64)
-        kinds = np.empty(len(boards), dtype=np.int8)
-        _kernels.route_into(boards, kinds, False, False, False)
-        over = kinds == _kernels.ROUTE_OVER
+        over = _kernels.finished(boards)
         if plies == 0 and not over.any():
             return self.static(boards)
         out = np.empty((len(boards), NUM_OUTPUTS), dtype=np.float64)

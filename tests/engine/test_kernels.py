@@ -124,3 +124,14 @@ def test_forward_of_a_row_hardly_depends_on_its_batch() -> None:
     alone = np.concatenate([_forward32(weights, x[i : i + 1]) for i in range(len(x))])
     assert np.abs(batch - alone).max() < 2e-6
     assert np.abs(batch - net.forward(x.astype(np.float64))).max() < 1e-5
+
+
+def test_finished_marks_games_with_a_side_borne_off() -> None:
+    live = boards_of(POSITIONS)
+    mover_off = Position.from_points({}, {6: 2}).board
+    opponent_off = Position.from_points({1: 1}, {}).board
+    boards = np.vstack([live, [mover_off, opponent_off]]).astype(np.int64)
+    over = _kernels.finished(boards)
+    assert not over[: len(live)].any()
+    assert over[len(live) :].tolist() == [True, True]
+    assert _kernels.finished(np.empty((0, 26), dtype=np.int64)).shape == (0,)
