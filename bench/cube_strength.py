@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from strength import GNUBG, gnubg_answer, half_width, pair_seed, start_gnubg_script
+from strength import GNUBG, gnubg_answer, half_width, pair_seed, play_chunks, start_gnubg_script
 
 from nard.core.position import Play, Position
 from nard.engine.cube import CubeContext, CubeOwner
@@ -622,19 +622,7 @@ def _run_pairs(
 ) -> list[Any]:
     chunk = max(1, min(25, len(pairs) // (4 * jobs) or 1))
     chunks = [pairs[i : i + chunk] for i in range(0, len(pairs), chunk)]
-    results: list[Any] = []
-    if pool is None:
-        for part in chunks:
-            results.extend(work(part))
-            if progress:
-                progress(2 * len(results))
-        return results
-    futures = [pool.submit(work, part) for part in chunks]
-    for future in futures:  # in order: the result does not depend on scheduling
-        results.extend(future.result())
-        if progress:
-            progress(2 * len(results))
-    return results
+    return play_chunks(pool, work, chunks, progress)
 
 
 class _MoneyWork:
@@ -686,11 +674,6 @@ def run(
                 (lambda k: progress("matches", k, args.matches)) if progress else None,
             )
             matches = summarise_matches(played, args.length, time.perf_counter() - start)
-    except BaseException:
-        if pool is not None:  # stop at once rather than after every queued chunk
-            pool.shutdown(wait=False, cancel_futures=True)
-            pool = None
-        raise
     finally:
         if pool is not None:
             pool.shutdown()

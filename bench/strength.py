@@ -27,6 +27,7 @@ figures and asserts nothing.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -35,9 +36,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from nard.core.position import Play, Position
 from nard.engine.heuristic import HeuristicPlayer
@@ -48,6 +50,7 @@ from nard.match.dice import SeededDice
 PLAYERS = ("heuristic", "pubeval", "random", "gnubg", "expert", "world-class")
 Z_95 = 1.959963984540054
 GNUBG = os.environ.get("NARD_GNUBG", "/usr/games/gnubg")
+T = TypeVar("T")
 
 
 # -- gnubg as an opponent -------------------------------------------------------
@@ -144,19 +147,18 @@ class GnubgPlayer:
         if len(plays) <= 1:
             return plays[0] if plays else None
         query = f"{position.position_id()} {dice[0]} {dice[1]}"
-        for attempt in (1, 2):
-            try:
-                text = self._ask(query)
-            except (RuntimeError, OSError) as error:
-                if attempt == 2:
-                    raise
-                self._restart(f"{error} (exit status {self._proc.poll()}) at {query}")
-                continue
-            if text != "-":
-                return position.parse_play(text, dice)
-            if attempt == 1:
+        try:
+            text = self._ask(query)
+        except (RuntimeError, OSError) as error:
+            self._restart(f"{error} (exit status {self._proc.poll()}) at {query}")
+            text = self._ask(query)
+        else:
+            if text == "-":
                 self._restart(f"gnubg found no play at {query}")
-        raise RuntimeError(f"gnubg found no play in {position.position_id()} with {dice}")
+                text = self._ask(query)
+        if text == "-":
+            raise RuntimeError(f"gnubg found no play in {position.position_id()} with {dice}")
+        return position.parse_play(text, dice)
 
 
 # -- the duel ---------------------------------------------------------------------
@@ -268,6 +270,37 @@ def summarise(a: str, b: str, seed: int, results: list[tuple[int, int]], secs: f
     )
 
 
+def play_chunks(
+    pool: Executor | None,
+    work: Callable[[Sequence[int]], list[T]],
+    chunks: Sequence[Sequence[int]],
+    progress: Callable[[int], None] | None = None,
+) -> list[T]:
+    """``work`` on every chunk of pair indices, in ``pool`` (or here when it is
+    ``None``), the results in chunk order, whatever the scheduling; ``progress``
+    gets the games played (two per result) after each chunk. A failed chunk
+    stops the run at once (the pool's queued chunks are cancelled) instead of
+    after every other chunk."""
+    results: list[T] = []
+    if pool is None:
+        for part in chunks:
+            results.extend(work(part))
+            if progress:
+                progress(2 * len(results))
+        return results
+    futures = [pool.submit(work, part) for part in chunks]
+    for part, future in zip(chunks, futures, strict=True):
+        try:
+            results.extend(future.result())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            print(f"\npairs {part[0]}-{part[-1]} failed", file=sys.stderr)
+            raise
+        if progress:
+            progress(2 * len(results))
+    return results
+
+
 def run(
     a: str,
     b: str,
@@ -279,28 +312,14 @@ def run(
     """Play ``games`` games (rounded up to pairs) and summarise them for A."""
     pairs = list(range((games + 1) // 2))
     start = time.perf_counter()
-    results: list[tuple[int, int]] = []
     chunk = max(1, min(50, len(pairs) // (4 * jobs) or 1))
     chunks = [pairs[i : i + chunk] for i in range(0, len(pairs), chunk)]
+    work = functools.partial(play_pairs, a, b, seed)
     if jobs == 1:
-        for part in chunks:
-            results.extend(play_pairs(a, b, seed, part))
-            if progress:
-                progress(2 * len(results))
+        results = play_chunks(None, work, chunks, progress)
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(play_pairs, a, b, seed, part) for part in chunks]
-            # In order: the result does not depend on scheduling.
-            for part, future in zip(chunks, futures, strict=True):
-                try:
-                    results.extend(future.result())
-                except BaseException:
-                    # Stop at once: leaving the block would otherwise wait for every other chunk.
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    print(f"\nstrength.py: pairs {part[0]}-{part[-1]} failed", file=sys.stderr)
-                    raise
-                if progress:
-                    progress(2 * len(results))
+            results = play_chunks(pool, work, chunks, progress)
     return summarise(a, b, seed, results, time.perf_counter() - start)
 
 
