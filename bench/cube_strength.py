@@ -42,7 +42,6 @@ A script, not a test: it prints figures and asserts nothing.
 from __future__ import annotations
 
 import argparse
-import atexit
 import json
 import math
 import os
@@ -54,7 +53,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from strength import GNUBG, gnubg_answer, half_width, pair_seed, play_chunks, start_gnubg_script
+from strength import GNUBG, GnubgProcess, half_width, pair_seed, play_chunks
 
 from nard.core.position import Play, Position
 from nard.engine.cube import CubeContext, CubeOwner
@@ -328,28 +327,17 @@ class GnubgCubePlayer:
                 f"cube_strength.py: GNU Backgammon not found at {GNUBG} (apt-get install gnubg)"
             )
         env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C")  # verdicts in English
-        self._dir, self._proc = start_gnubg_script(_GNUBG_SCRIPT, env)
-        atexit.register(self.close)
-        self._read()  # wait for "ready"
+        # Every query carries its position and match ID, so a restarted gnubg answers alike.
+        self._gnubg = GnubgProcess(_GNUBG_SCRIPT, "cube_strength.py", env)
 
     def close(self) -> None:
         """End the gnubg process (it also ends by itself when stdin closes)."""
-        if self._proc.poll() is None:
-            assert self._proc.stdin is not None
-            self._proc.stdin.close()
-            self._proc.wait(timeout=10)
-        self._dir.cleanup()
-
-    def _read(self) -> str:
-        return gnubg_answer(self._proc)
+        self._gnubg.close()
 
     def ask(self, *fields: object) -> str:
         """Send one query and return gnubg's answer; an error in gnubg raises here."""
         query = " ".join(str(f) for f in fields)
-        assert self._proc.stdin is not None
-        self._proc.stdin.write(query + "\n")
-        self._proc.stdin.flush()
-        answer = self._read()
+        answer = self._gnubg.ask(query)
         if answer.startswith("!"):
             raise RuntimeError(f"gnubg failed on {query!r}: {answer[1:]}")
         return answer

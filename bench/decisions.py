@@ -29,11 +29,10 @@ from pathlib import Path
 import numpy as np
 from strength import (
     GNUBG,
-    gnubg_answer,
+    GnubgProcess,
     half_width,
     make_player,
     player_name,
-    start_gnubg_script,
 )
 
 from nard.core.dice import ALL_ROLLS
@@ -63,22 +62,15 @@ class Judge:
     def __init__(self, plies: int) -> None:
         if not Path(GNUBG).exists():
             sys.exit(f"decisions.py: GNU Backgammon not found at {GNUBG} (apt-get install gnubg)")
-        self._dir, self._proc = start_gnubg_script(_JUDGE_SCRIPT.replace("PLIES", str(plies)))
-        self._answer()
+        self._gnubg = GnubgProcess(_JUDGE_SCRIPT.replace("PLIES", str(plies)), "decisions.py")
         self._cache: dict[str, float] = {}
-
-    def _answer(self) -> str:
-        return gnubg_answer(self._proc)
 
     def equity(self, position: Position) -> float:
         if position.is_game_over():
             return float(position.outcome())
         key = position.position_id()
         if key not in self._cache:
-            assert self._proc.stdin is not None
-            self._proc.stdin.write(key + "\n")
-            self._proc.stdin.flush()
-            self._cache[key] = float(self._answer())
+            self._cache[key] = float(self._gnubg.ask(key))
         return self._cache[key]
 
 

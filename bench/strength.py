@@ -27,6 +27,7 @@ figures and asserts nothing.
 from __future__ import annotations
 
 import argparse
+import atexit
 import functools
 import json
 import math
@@ -77,33 +78,79 @@ for line in sys.stdin:
 """
 
 
-def start_gnubg_script(
-    text: str, env: dict[str, str] | None = None
-) -> tuple[tempfile.TemporaryDirectory[str], subprocess.Popen[str]]:
-    """Run the Python script ``text`` in a gnubg process talking over stdin/stdout
-    (a temporary folder holds the script and is gnubg's working directory)."""
-    folder = tempfile.TemporaryDirectory()
-    script = Path(folder.name) / "script.py"
-    script.write_text(text)
-    proc = subprocess.Popen(
-        [GNUBG, "-t", "-q", "-p", str(script)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=folder.name,
-        env=env,
-    )
-    return folder, proc
+class GnubgProcess:
+    """A gnubg process running the Python script ``text``, one query per line.
 
+    The script reads queries from stdin and prints each answer on a line of its
+    own prefixed with ``NARD:`` (anything else it prints is skipped); a
+    temporary folder holds the script and is gnubg's working directory. Each
+    query must carry all the state its answer depends on (positions and match
+    IDs by value), so that a process that dies can be replaced: :meth:`ask`
+    starts a fresh one and asks again, once, and reports the restart on stderr
+    with ``who`` (a 2-ply duel on 2026-12-04 once stopped on a gnubg failure
+    that the same dice did not repeat).
+    """
 
-def gnubg_answer(proc: subprocess.Popen[str]) -> str:
-    """The next ``NARD:``-prefixed line a gnubg script printed, without the prefix."""
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith("NARD:"):
-            return line[5:].strip()
-    raise RuntimeError("gnubg exited without answering")
+    def __init__(self, text: str, who: str, env: dict[str, str] | None = None) -> None:
+        self._text, self._who, self._env = text, who, env
+        self._start()
+        atexit.register(self.close)
+
+    def _start(self) -> None:
+        self._dir = tempfile.TemporaryDirectory()
+        script = Path(self._dir.name) / "script.py"
+        script.write_text(self._text)
+        self._proc = subprocess.Popen(
+            [GNUBG, "-t", "-q", "-p", str(script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=self._dir.name,
+            env=self._env,
+        )
+        self._answer()  # the script's "ready"
+
+    def _answer(self) -> str:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            if line.startswith("NARD:"):
+                return line[5:].strip()
+        raise RuntimeError("gnubg exited without answering")
+
+    def _send(self, query: str) -> str:
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(query + "\n")
+        self._proc.stdin.flush()
+        return self._answer()
+
+    def restart(self, why: str) -> None:
+        """Replace the process by a fresh one, saying ``why`` on stderr."""
+        print(f"{self._who}: {why}; gnubg restarted", file=sys.stderr, flush=True)
+        self._proc.kill()
+        self._proc.wait()
+        self._dir.cleanup()
+        self._start()
+
+    def ask(self, query: str) -> str:
+        """gnubg's answer to ``query``; a process that died is restarted and asked again."""
+        try:
+            return self._send(query)
+        except (RuntimeError, OSError) as error:
+            self.restart(f"{error} (exit status {self._proc.poll()}) at {query}")
+            return self._send(query)
+
+    def close(self) -> None:
+        """End the process (it also ends by itself when its stdin closes)."""
+        if self._proc.poll() is None:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._dir.cleanup()
 
 
 class GnubgPlayer:
@@ -114,48 +161,24 @@ class GnubgPlayer:
     def __init__(self) -> None:
         if not Path(GNUBG).exists():
             sys.exit(f"strength.py: GNU Backgammon not found at {GNUBG} (apt-get install gnubg)")
-        self._dir, self._proc = start_gnubg_script(_GNUBG_SCRIPT)
-        self._answer()  # wait for "ready"
-
-    def _answer(self) -> str:
-        return gnubg_answer(self._proc)
-
-    def _ask(self, query: str) -> str:
-        assert self._proc.stdin is not None
-        self._proc.stdin.write(query + "\n")
-        self._proc.stdin.flush()
-        return self._answer()
-
-    def _restart(self, why: str) -> None:
-        print(f"strength.py: {why}; gnubg restarted", file=sys.stderr, flush=True)
-        self._proc.kill()
-        self._proc.wait()
-        self._dir.cleanup()
-        self._dir, self._proc = start_gnubg_script(_GNUBG_SCRIPT)
-        self._answer()
+        self._gnubg = GnubgProcess(_GNUBG_SCRIPT, "strength.py")
 
     def choose_play(self, position: Position, dice: Sequence[int]) -> Play | None:
         """gnubg's best 0-ply play, mapped back onto nard's legal plays.
 
-        A 2-ply duel (2026-12-04) once stopped on a gnubg failure that the same
-        dice did not repeat: a gnubg process that dies, or answers that it has no
-        play, is restarted and asked again, once, and the restart is reported on
-        stderr. Its 0-ply answer does not depend on earlier queries (``set board``
-        and ``set dice`` come with each one), so the games are unchanged.
+        gnubg's 0-ply answer does not depend on earlier queries (``set board``
+        and ``set dice`` come with each one), so a gnubg that dies, or answers
+        that it has no play where nard has several, is restarted and asked again,
+        once (:class:`GnubgProcess`), and the games are unchanged.
         """
         plays = position.legal_plays(dice)
         if len(plays) <= 1:
             return plays[0] if plays else None
         query = f"{position.position_id()} {dice[0]} {dice[1]}"
-        try:
-            text = self._ask(query)
-        except (RuntimeError, OSError) as error:
-            self._restart(f"{error} (exit status {self._proc.poll()}) at {query}")
-            text = self._ask(query)
-        else:
-            if text == "-":
-                self._restart(f"gnubg found no play at {query}")
-                text = self._ask(query)
+        text = self._gnubg.ask(query)
+        if text == "-":
+            self._gnubg.restart(f"gnubg found no play at {query}")
+            text = self._gnubg.ask(query)
         if text == "-":
             raise RuntimeError(f"gnubg found no play in {position.position_id()} with {dice}")
         return position.parse_play(text, dice)
