@@ -231,14 +231,75 @@ def _player(name: str, seed: int) -> Player:
     return _worker_players[name]
 
 
-def play_pairs(a: str, b: str, seed: int, pairs: Sequence[int]) -> list[tuple[int, int]]:
-    """For each pair index: A's points with A in seat 0, then with A in seat 1."""
+class LuckMeter:
+    """The luck of each roll, judged by a fixed reference: nard's 0-ply networks.
+
+    The luck of roll ``r`` to the side on roll at ``s`` is ``E(s, r) - B(s)``
+    (:func:`nard.engine.playout.roll_luck`):
+    the cubeless equity (mover's view) of ``r``'s best play at the reference's
+    0 ply, less the average of that over the 36 rolls (the reference's 1-ply
+    value of ``s``). The dice are uniform and do not depend on the past, so
+    every roll's luck has mean zero whatever the players did before and however
+    wrong the reference is, and a game's result less its luck (the
+    :attr:`Summary.ppg_luck` figure) estimates the same points per game as the
+    result itself, with the dice's share of the variance taken out: the
+    variance reduction of rollouts (ENGINE-NOTES section 4), applied to duels.
+    The opening roll (never a double, and it picks the side that plays it) is
+    judged against the same 36-roll mean: seen from seat 0 its luck still has
+    mean zero, since either seat plays any opening roll with the same chance.
+    """
+
+    def __init__(self, weights: str | None = None) -> None:
+        from nard.engine.engine import load_evaluator
+
+        self._evaluator = load_evaluator(weights)
+
+    def luck(self, position: Position, dice: Sequence[int]) -> float:
+        """The luck of ``dice`` to the side on roll at ``position``, in its points."""
+        from nard.engine.playout import roll_luck
+
+        return roll_luck(self._evaluator, position, (dice[0], dice[1]))
+
+
+class _LuckCounting:
+    """``player``, adding the luck of each of its rolls, signed, to ``tally[0]``."""
+
+    def __init__(self, player: Player, meter: LuckMeter, sign: int, tally: list[float]) -> None:
+        self._player, self._meter, self._sign, self._tally = player, meter, sign, tally
+
+    def choose_play(self, position: Position, dice: Sequence[int]) -> Play | None:
+        self._tally[0] += self._sign * self._meter.luck(position, dice)
+        return self._player.choose_play(position, dice)
+
+
+_worker_meter: list[LuckMeter] = []
+
+
+def _play_game_luck(a: Player, b: Player, seed: int, luck: bool) -> tuple[int, float]:
+    """A's points with A in seat 0 on the dice of ``seed``, and A's luck in it."""
+    if not luck:
+        return play_game(a, b, SeededDice(seed)), 0.0
+    if not _worker_meter:
+        _worker_meter.append(LuckMeter())
+    tally = [0.0]
+    meter = _worker_meter[0]
+    won = play_game(
+        _LuckCounting(a, meter, 1, tally), _LuckCounting(b, meter, -1, tally), SeededDice(seed)
+    )
+    return won, tally[0]
+
+
+def play_pairs(
+    a: str, b: str, seed: int, pairs: Sequence[int], luck: bool = False
+) -> list[tuple[int, int, float, float]]:
+    """For each pair index: A's points with A in seat 0, then with A in seat 1, and
+    A's luck in each game (:class:`LuckMeter`; zero unless ``luck``)."""
     out = []
     for pair in pairs:
         s = pair_seed(seed, pair)
-        first = play_game(_player(a, 2 * s), _player(b, 2 * s + 1), SeededDice(s))
-        second = -play_game(_player(b, 2 * s + 1), _player(a, 2 * s), SeededDice(s))
-        out.append((first, second))
+        first, first_luck = _play_game_luck(_player(a, 2 * s), _player(b, 2 * s + 1), s, luck)
+        second, second_luck = _play_game_luck(_player(b, 2 * s + 1), _player(a, 2 * s), s, luck)
+        out.append((first, -second, first_luck, -second_luck))
     return out
 
 
@@ -258,6 +319,8 @@ class Summary:
     backgammon_rate: float
     seconds: float
     games_per_s: float
+    ppg_luck: float | None = None
+    ci95_luck: float | None = None
 
 
 def half_width(values: Sequence[float]) -> float:
@@ -269,12 +332,19 @@ def half_width(values: Sequence[float]) -> float:
     return Z_95 * math.sqrt(var / len(values))
 
 
-def summarise(a: str, b: str, seed: int, results: list[tuple[int, int]], secs: float) -> Summary:
-    games = [r for pair in results for r in pair]
+def summarise(
+    a: str,
+    b: str,
+    seed: int,
+    results: list[tuple[int, int, float, float]],
+    secs: float,
+    luck: bool = False,
+) -> Summary:
+    games = [r for first, second, _, _ in results for r in (first, second)]
     n = len(games)
     mean = sum(games) / n
-    pair_means = [(x + y) / 2 for x, y in results]
-
+    pair_means = [(x + y) / 2 for x, y, _, _ in results]
+    adjusted = [(x - lx + y - ly) / 2 for x, y, lx, ly in results]
     return Summary(
         a=a,
         b=b,
@@ -290,6 +360,8 @@ def summarise(a: str, b: str, seed: int, results: list[tuple[int, int]], secs: f
         backgammon_rate=sum(abs(g) == 3 for g in games) / n,
         seconds=secs,
         games_per_s=n / secs,
+        ppg_luck=sum(adjusted) / len(adjusted) if luck else None,
+        ci95_luck=half_width(adjusted) if luck else None,
     )
 
 
@@ -331,19 +403,21 @@ def run(
     seed: int,
     jobs: int,
     progress: Callable[[int], None] | None = None,
+    luck: bool = False,
 ) -> Summary:
-    """Play ``games`` games (rounded up to pairs) and summarise them for A."""
+    """Play ``games`` games (rounded up to pairs) and summarise them for A (with
+    the luck-adjusted figure too when ``luck``: :class:`LuckMeter`)."""
     pairs = list(range((games + 1) // 2))
     start = time.perf_counter()
     chunk = max(1, min(50, len(pairs) // (4 * jobs) or 1))
     chunks = [pairs[i : i + chunk] for i in range(0, len(pairs), chunk)]
-    work = functools.partial(play_pairs, a, b, seed)
+    work = functools.partial(play_pairs, a, b, seed, luck=luck)
     if jobs == 1:
         results = play_chunks(None, work, chunks, progress)
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             results = play_chunks(pool, work, chunks, progress)
-    return summarise(a, b, seed, results, time.perf_counter() - start)
+    return summarise(a, b, seed, results, time.perf_counter() - start, luck)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -356,6 +430,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="processes playing at once")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "--luck",
+        action="store_true",
+        help="also print the luck-adjusted figure (each roll's luck by nard's shipped "
+        "0-ply networks taken out; about 1.5 ms a turn)",
+    )
     args = parser.parse_args(argv)
     if args.games < 2 or args.jobs < 1:
         parser.error("--games must be at least 2 and --jobs at least 1")
@@ -364,7 +444,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\r{done}/{args.games} games", end="", file=sys.stderr, flush=True)
 
     summary = run(
-        args.a, args.b, args.games, args.seed, args.jobs, None if args.quiet else progress
+        args.a,
+        args.b,
+        args.games,
+        args.seed,
+        args.jobs,
+        None if args.quiet else progress,
+        args.luck,
     )
     if not args.quiet:
         print(file=sys.stderr)
@@ -377,6 +463,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"  {s.a}: {s.ppg:+.3f} points per game, 95% CI ±{s.ci95:.3f} "
         f"(±{s.ci95_unpaired:.3f} without pairing); wins {100 * s.win_rate:.1f}%"
     )
+    if s.ppg_luck is not None and s.ci95_luck is not None:
+        print(
+            f"  luck-adjusted: {s.ppg_luck:+.3f} points per game, 95% CI ±{s.ci95_luck:.3f} "
+            "(each roll's luck by nard's 0-ply networks taken out)"
+        )
     print(
         f"  gammons or backgammons: {100 * s.gammon_rate:.1f}% of games "
         f"({s.a} {100 * s.a_gammons:.1f}%, {s.b} {100 * s.b_gammons:.1f}%); "

@@ -76,6 +76,7 @@ __all__ = [
     "play_games",
     "play_games_with",
     "playout_dataset",
+    "roll_luck",
     "save_games",
 ]
 
@@ -157,6 +158,27 @@ def one_ply_turn(evaluator: Evaluator, boards: npt.NDArray[np.int64]) -> tuple[A
     mover = flip_probabilities(probs[best]).reshape(n, len(ALL_ROLLS), NUM_OUTPUTS)
     baseline = np.einsum("r,nrk->nk", ROLL_WEIGHTS, mover)
     return kids, lengths, probs, best, mover, baseline
+
+
+def roll_luck(evaluator: Evaluator, position: Position, dice: tuple[int, int]) -> float:
+    """The luck of ``dice`` to the side on roll at ``position``, in its cubeless points.
+
+    ``E(r) - B``: the 0-ply equity (mover's view) of the best play of roll ``r``,
+    less the average of that over the 36 rolls (the position's 1-ply value by
+    :func:`one_ply_turn`). Over the 36 rolls it averages exactly zero, so a
+    game's result less the luck of every roll in it has the result's mean,
+    whoever played and however wrong ``evaluator`` is: the variance reduction
+    of the playout labels above, used by ``bench/strength.py --luck`` to
+    measure duels.
+
+    >>> from nard.engine.evaluator import FakeEvaluator
+    >>> luck = [roll_luck(FakeEvaluator(), Position(), r) for r in ALL_ROLLS]
+    >>> abs(float(np.dot(ROLL_WEIGHTS, luck))) < 1e-12
+    True
+    """
+    *_, mover, baseline = one_ply_turn(evaluator, np.array([list(position)], dtype=np.int64))
+    roll = ALL_ROLLS.index((max(dice), min(dice)))
+    return float(cubeless_equity(mover[0, roll]) - cubeless_equity(baseline[0]))
 
 
 def _play_batch(
