@@ -79,6 +79,11 @@ def _build_parser() -> argparse.ArgumentParser:
         )
     )
     add_fit_arguments(sub.add_parser("fit", help="train the contact and race networks on datasets"))
+    from nard.engine.pruning import add_prune_arguments
+
+    add_prune_arguments(
+        sub.add_parser("prune", help="distil the pruning network of a search into a weights bundle")
+    )
 
     hint = sub.add_parser("hint", help="the engine's ranked plays of a roll, or its cube decision")
     position_and_dice(
@@ -221,6 +226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nard.engine import supervised
 
             return (supervised.run_label if args.command == "label" else supervised.run_fit)(args)
+        if args.command == "prune":
+            from nard.engine.pruning import run_prune
+
+            return run_prune(args)
         if args.command in ("replay", "verify", "export"):
             from nard.cli import records
 

@@ -52,7 +52,7 @@ from nard.engine.engine import (
 )
 from nard.engine.evaluator import Evaluator, FakeEvaluator, cubeless_equity
 from nard.engine.heuristic import HeuristicPlayer, heuristic_score
-from nard.engine.network import Network, NeuralEvaluator, WeightsError
+from nard.engine.network import Network, NeuralEvaluator, PruningEvaluator, WeightsError
 from nard.engine.player import EvaluatorPlayer, Player, RandomPlayer, play_game
 from nard.engine.pubeval import PubevalPlayer
 from nard.engine.search import (
@@ -60,6 +60,7 @@ from nard.engine.search import (
     GNUBG_FILTERS,
     FilterStep,
     MoveFilter,
+    Pruning,
     RankedPlay,
     SearchPlayer,
     best_play,
@@ -96,6 +97,8 @@ __all__ = [
     "NotBearoffError",
     "PipCube",
     "Player",
+    "Pruning",
+    "PruningEvaluator",
     "PubevalPlayer",
     "RandomPlayer",
     "RankedPlay",

@@ -27,6 +27,7 @@ __all__ = [
     "finished",
     "forward_into",
     "race_flags_into",
+    "raw_encode_into",
     "route_into",
     "sanity_into",
     "side_features_into",
@@ -209,41 +210,60 @@ def _is_race(b: Any) -> bool:
 _is_race_c = _jit(_is_race)
 
 
+def _encode_raw(b: Any, row: Any) -> None:
+    """Columns 0-198 of one board's encoding (the points, bars, borne-off
+    checkers, pip counts and race flag: everything but the features)."""
+    mine_left = 0
+    theirs_left = 0
+    mine_pips = 0
+    theirs_pips = 0
+    for i in range(26):
+        c = b[i]
+        if c > 0:
+            mine_left += c
+            mine_pips += c * i
+        elif c < 0:
+            theirs_left -= c
+            theirs_pips -= c * (25 - i)
+    for p in range(1, 25):
+        c = b[p]
+        _units_c(c if c > 0 else 0, row, 4 * (p - 1))
+        c = -b[25 - p]
+        _units_c(c if c > 0 else 0, row, 96 + 4 * (p - 1))
+    mine_bar = b[25] if b[25] > 0 else 0
+    theirs_bar = -b[0] if b[0] < 0 else 0
+    row[192] = mine_bar / 2.0
+    row[193] = (_CHECKERS - mine_left) / float(_CHECKERS)
+    row[194] = mine_pips / _START_PIPS
+    row[195] = theirs_bar / 2.0
+    row[196] = (_CHECKERS - theirs_left) / float(_CHECKERS)
+    row[197] = theirs_pips / _START_PIPS
+    row[198] = 1.0 if _is_race_c(b) else 0.0
+
+
+_encode_raw_c = _jit(_encode_raw)
+
+
 def _encode_into(boards: Any, x: Any) -> None:
     for r in range(boards.shape[0]):
         b = boards[r]
         row = x[r]
-        mine_left = 0
-        theirs_left = 0
-        mine_pips = 0
-        theirs_pips = 0
-        for i in range(26):
-            c = b[i]
-            if c > 0:
-                mine_left += c
-                mine_pips += c * i
-            elif c < 0:
-                theirs_left -= c
-                theirs_pips -= c * (25 - i)
-        for p in range(1, 25):
-            c = b[p]
-            _units_c(c if c > 0 else 0, row, 4 * (p - 1))
-            c = -b[25 - p]
-            _units_c(c if c > 0 else 0, row, 96 + 4 * (p - 1))
-        mine_bar = b[25] if b[25] > 0 else 0
-        theirs_bar = -b[0] if b[0] < 0 else 0
-        row[192] = mine_bar / 2.0
-        row[193] = (_CHECKERS - mine_left) / float(_CHECKERS)
-        row[194] = mine_pips / _START_PIPS
-        row[195] = theirs_bar / 2.0
-        row[196] = (_CHECKERS - theirs_left) / float(_CHECKERS)
-        row[197] = theirs_pips / _START_PIPS
-        row[198] = 1.0 if _is_race_c(b) else 0.0
+        _encode_raw_c(b, row)
         _features_c(b, 1, row, 199)
         _features_c(b, -1, row, 199 + _FEATURES)
 
 
 encode_into = _jit(_encode_into)
+
+
+def _raw_encode_into(boards: Any, x: Any) -> None:
+    """The first 199 columns of :func:`encode_into`'s rows (no features), into an
+    ``(n, 199)`` array: the pruning network's inputs."""
+    for r in range(boards.shape[0]):
+        _encode_raw_c(boards[r], x[r])
+
+
+raw_encode_into = _jit(_raw_encode_into)
 
 
 def _side_features_into(boards: Any, out: Any) -> None:
@@ -743,6 +763,7 @@ def compile_all() -> None:
     start[0, 1], start[0, 12], start[0, 17], start[0, 19] = -2, -5, -3, -5
     x = np.empty((1, _INPUTS), dtype=np.float32)
     encode_into(start, x)
+    raw_encode_into(start, np.empty((1, 199), dtype=np.float32))
     side_features_into(start, np.empty((1, _FEATURES), dtype=np.float32))
     race_flags_into(start, np.empty(1, dtype=np.bool_))
     bearoff_flags_into(start, np.empty(1, dtype=np.bool_))

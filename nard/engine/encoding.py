@@ -58,6 +58,11 @@ Version 3 added the last two features to version 2 (215 inputs);
 ``training/widen_v2.py`` carries version 2 weights over with zero weights on
 them, computing the same function.
 
+The first :data:`RAW_INPUTS` = 199 columns (everything but the features) are
+also the inputs of the *pruning* network (:func:`encode_raw_boards`), which
+only ranks a search's replies and must be cheap: the features cost four
+fifths of the encoding's time.
+
 Both sides are laid out alike, so the encoding of ``position.flip()`` is that of
 ``position`` with the sides exchanged (:func:`swap_sides`).
 
@@ -105,9 +110,11 @@ __all__ = [
     "OPPONENT_POINTS",
     "PIPS_INPUT",
     "RACE_INPUT",
+    "RAW_INPUTS",
     "crashed_flags",
     "encode",
     "encode_boards",
+    "encode_raw_boards",
     "point_units",
     "race_flags",
     "side_features",
@@ -133,6 +140,8 @@ OPPONENT_PIPS_INPUT = 197
 """The opponent's pip count."""
 RACE_INPUT = 198
 """The race flag."""
+RAW_INPUTS = RACE_INPUT + 1
+"""Inputs of the raw encoding (:func:`encode_raw_boards`): every column before the features."""
 FEATURES = (
     "back",
     "break_contact",
@@ -184,6 +193,18 @@ def encode_boards(boards: npt.NDArray[np.integer]) -> npt.NDArray[np.float32]:
     """
     x = np.empty((boards.shape[0], INPUTS), dtype=np.float32)
     _kernels.encode_into(np.ascontiguousarray(boards, dtype=np.int64), x)
+    return x
+
+
+def encode_raw_boards(boards: npt.NDArray[np.integer]) -> npt.NDArray[np.float32]:
+    """The first :data:`RAW_INPUTS` columns of :func:`encode_boards` (no features).
+
+    >>> boards = boards_of([Position(), Position.from_points({6: 3, 25: 1}, {20: 2})])
+    >>> bool((encode_raw_boards(boards) == encode_boards(boards)[:, :RAW_INPUTS]).all())
+    True
+    """
+    x = np.empty((boards.shape[0], RAW_INPUTS), dtype=np.float32)
+    _kernels.raw_encode_into(np.ascontiguousarray(boards, dtype=np.int64), x)
     return x
 
 

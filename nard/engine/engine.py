@@ -40,6 +40,11 @@ gnubg's skipped ply 1, a 1-ply step with the numbers of gnubg's normal 2-ply
 step (up to 2 within 0.04). Under the engine's ``time_limit`` a 2-ply search
 that runs out of time keeps its 1-ply ranking rather than falling back to
 0-ply, which is why nard filters at ply 1 (see :class:`~nard.engine.search.MoveFilter`).
+Inside that search each roll's replies are ranked by the bundle's pruning
+network and only the best 8 are evaluated in full (gnubg's pruning nets;
+:class:`~nard.engine.search.Pruning`, :mod:`~nard.engine.pruning`): about half
+the time of a full 2-ply search, and the same play in 99% of decisions. A
+bundle without a pruning network searches in full.
 
 The beginner's cube is the rule of the seed-002 app ("the computer doubles
 and takes by the pip-count difference: a simple rule, not a professional
@@ -66,10 +71,11 @@ from nard.core.position import Play, Position
 from nard.engine import _kernels
 from nard.engine.cube import CubeContext, CubeDecision, CubeOwner, cube_decision, play_equity
 from nard.engine.evaluator import Evaluator, cubeless_equity, flip_probabilities
-from nard.engine.network import NeuralEvaluator, WeightsError
+from nard.engine.network import NeuralEvaluator, PruningEvaluator, WeightsError
 from nard.engine.search import (
     DEFAULT_FILTER,
     MoveFilter,
+    Pruning,
     RankedPlay,
     best_play,
     evaluate_ply,
@@ -112,13 +118,17 @@ class LevelSettings:
     """Depth of the cube analysis (:meth:`Engine.cube_analysis`)."""
     move_filter: MoveFilter = DEFAULT_FILTER
     pip_cube: bool = False
+    prune_keep: int = 0
+    """At the deeper plies of checker play, each roll's replies the pruning network
+    lets through to the full evaluator (:class:`~nard.engine.search.Pruning`); 0
+    for no pruning, as without a pruning network in the weights."""
 
 
 LEVEL_SETTINGS: dict[Level, LevelSettings] = {
     Level.BEGINNER: LevelSettings(plies=0, noise=0.060, cube_plies=0, pip_cube=True),
     Level.INTERMEDIATE: LevelSettings(plies=0, noise=0.040, cube_plies=0),
     Level.EXPERT: LevelSettings(plies=0, noise=0.0, cube_plies=1),
-    Level.WORLD_CLASS: LevelSettings(plies=2, noise=0.0, cube_plies=2),
+    Level.WORLD_CLASS: LevelSettings(plies=2, noise=0.0, cube_plies=2, prune_keep=8),
 }
 """gnubg's predefined players (``eval.c``), as described in the module docstring."""
 
@@ -231,6 +241,13 @@ class Engine:
             raise ValueError(f"time_limit must be >= 0 or None, not {time_limit!r}")
         self.settings = LEVEL_SETTINGS[self.level]
         self.evaluator: Evaluator = evaluator if evaluator is not None else load_evaluator(weights)
+        self.pruning: Pruning | None = None
+        """The pruning of the level's checker-play search, when the level prunes and
+        the evaluator's networks include a pruning network."""
+        if self.settings.prune_keep and isinstance(self.evaluator, NeuralEvaluator):
+            net = self.evaluator.networks.pruning
+            if net is not None:
+                self.pruning = Pruning(PruningEvaluator(net), self.settings.prune_keep)
         self.seed = seed
         self.time_limit = time_limit
         _kernels.compile_all()  # before any search's clock starts
@@ -270,6 +287,7 @@ class Engine:
             self.plies,
             self.settings.move_filter,
             self.time_limit,
+            pruning=self.pruning,
         )
 
     def noise(self, result: Position) -> float:
@@ -308,6 +326,7 @@ class Engine:
                 self.plies,
                 self.settings.move_filter,
                 self.time_limit,
+                pruning=self.pruning,
             )
         ranking = self.rank_plays(position, dice)
         if not ranking:

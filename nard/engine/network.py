@@ -55,7 +55,9 @@ from nard.engine.encoding import (
     INPUTS,
     OFF_INPUT,
     OPPONENT_OFF_INPUT,
+    RAW_INPUTS,
     encode_boards,
+    encode_raw_boards,
 )
 from nard.engine.evaluator import (
     NUM_OUTPUTS,
@@ -69,9 +71,11 @@ __all__ = [
     "BUNDLE_FORMAT",
     "FORMAT",
     "NET_CLASSES",
+    "PRUNING",
     "Network",
     "Networks",
     "NeuralEvaluator",
+    "PruningEvaluator",
     "WeightsError",
     "read_npz",
     "sanity_check",
@@ -87,6 +91,8 @@ NET_CLASSES = ("contact", "race", "crashed")
 """The classes of positions with a network of their own, in file order: ``contact``
 (required), ``race`` and ``crashed`` (optional; without them the contact net
 evaluates those positions too)."""
+PRUNING = "pruning"
+"""The bundle's name for the optional pruning network (:attr:`Networks.pruning`)."""
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -309,9 +315,13 @@ class Network:
         return cls.from_arrays(read_npz(path), path)
 
     @classmethod
-    def from_arrays(cls, arrays: Mapping[str, npt.NDArray[Any]], path: str | Path) -> Network:
-        """A network from a weights file's arrays; ``path`` names the file in errors."""
-        problem = _check_arrays(arrays)
+    def from_arrays(
+        cls, arrays: Mapping[str, npt.NDArray[Any]], path: str | Path, inputs: int = INPUTS
+    ) -> Network:
+        """A network from a weights file's arrays; ``path`` names the file in errors.
+        ``inputs`` is the input count the file must have (the pruning network's is
+        :data:`~nard.engine.encoding.RAW_INPUTS`)."""
+        problem = _check_arrays(arrays, inputs)
         if problem:
             raise WeightsError(
                 f"network weights {str(path)!r} are corrupt or incompatible ({problem}); "
@@ -325,7 +335,11 @@ class Networks:
 
     ``race`` and ``crashed`` may be ``None``: the contact net then evaluates
     those positions too. ``crashed`` is for contact positions where a side has
-    crashed (:func:`~nard.engine.encoding.crashed_flags`).
+    crashed (:func:`~nard.engine.encoding.crashed_flags`). ``pruning`` (optional)
+    is not a class of positions: a small network on the raw inputs
+    (:data:`~nard.engine.encoding.RAW_INPUTS`) that ranks a search's replies for
+    :class:`~nard.engine.search.Pruning` (:class:`PruningEvaluator`), stored in
+    the bundle as ``pruning``.
 
     >>> nets = Networks(Network.random(hidden=4, seed=1), Network.random(hidden=3, seed=2))
     >>> nets.race is not None and nets.race.hidden
@@ -335,22 +349,33 @@ class Networks:
     """
 
     def __init__(
-        self, contact: Network, race: Network | None = None, crashed: Network | None = None
+        self,
+        contact: Network,
+        race: Network | None = None,
+        crashed: Network | None = None,
+        pruning: Network | None = None,
     ) -> None:
         self.contact = contact
         self.race = race
         self.crashed = crashed
+        if pruning is not None and pruning.inputs != RAW_INPUTS:
+            raise ValueError(
+                f"a pruning network takes the {RAW_INPUTS} raw inputs, not {pruning.inputs}"
+            )
+        self.pruning = pruning
 
     def __repr__(self) -> str:
         shown = f"Networks(contact={self.contact!r}, race={self.race!r}"
         if self.crashed is not None:
             shown += f", crashed={self.crashed!r}"
+        if self.pruning is not None:
+            shown += f", pruning={self.pruning!r}"
         return shown + ")"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Networks):
             return NotImplemented
-        return self.by_class() == other.by_class()
+        return self.by_class() == other.by_class() and self.pruning == other.pruning
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
@@ -361,11 +386,14 @@ class Networks:
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
         """The arrays of a bundle file."""
+        nets = self.by_class()
+        if self.pruning is not None:
+            nets[PRUNING] = self.pruning
         arrays: dict[str, npt.NDArray[Any]] = {
             "format": np.array(BUNDLE_FORMAT),
-            "classes": np.array(list(self.by_class())),
+            "classes": np.array(list(nets)),
         }
-        for name, net in self.by_class().items():
+        for name, net in nets.items():
             for key, value in net.to_arrays().items():
                 arrays[f"{name}.{key}"] = value
         return arrays
@@ -397,8 +425,9 @@ class Networks:
             problem = "no list of network classes"
         else:
             classes = [str(c) for c in arrays["classes"].reshape(-1)]
-            if "contact" not in classes or not set(classes) <= set(NET_CLASSES):
-                problem = f"network classes {classes!r}, expected some of {list(NET_CLASSES)!r}"
+            if "contact" not in classes or not set(classes) <= {*NET_CLASSES, PRUNING}:
+                expected = [*NET_CLASSES, PRUNING]
+                problem = f"network classes {classes!r}, expected some of {expected!r}"
         if problem:
             raise WeightsError(
                 f"network weights {str(path)!r} are corrupt or incompatible ({problem}); "
@@ -409,10 +438,11 @@ class Networks:
             prefix = name + "."
             part = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
             try:
-                nets[name] = Network.from_arrays(part, path)
+                inputs = RAW_INPUTS if name == PRUNING else INPUTS
+                nets[name] = Network.from_arrays(part, path, inputs)
             except WeightsError as exc:
                 raise WeightsError(f"{exc} (the {name} network)") from None
-        return cls(nets["contact"], nets.get("race"), nets.get("crashed"))
+        return cls(nets["contact"], nets.get("race"), nets.get("crashed"), nets.get(PRUNING))
 
 
 def read_npz(path: str | Path) -> dict[str, npt.NDArray[Any]]:
@@ -438,7 +468,7 @@ def write_npz_atomic(path: str | Path, arrays: Mapping[str, npt.NDArray[Any]]) -
         raise
 
 
-def _check_arrays(arrays: Mapping[str, npt.NDArray[Any]]) -> str:
+def _check_arrays(arrays: Mapping[str, npt.NDArray[Any]], expected_inputs: int = INPUTS) -> str:
     """What is wrong with a weights file's arrays, or '' when they are sound."""
     for name in ("format", "encoding_version", "inputs", "hidden", "w1", "b1", "w2", "b2"):
         if name not in arrays:
@@ -453,8 +483,8 @@ def _check_arrays(arrays: Mapping[str, npt.NDArray[Any]]) -> str:
     if version != ENCODING_VERSION:
         return f"input encoding version {version}, this nard uses {ENCODING_VERSION}"
     inputs, hidden = int(arrays["inputs"]), int(arrays["hidden"])
-    if inputs != INPUTS:
-        return f"{inputs} inputs, encoding version {ENCODING_VERSION} has {INPUTS}"
+    if inputs != expected_inputs:
+        return f"{inputs} inputs, encoding version {ENCODING_VERSION} has {expected_inputs}"
     shapes = {
         "w1": (inputs, hidden),
         "b1": (hidden,),
@@ -604,6 +634,48 @@ class NeuralEvaluator:
         # A side with no checker left has won: the game is over.
         if counts[_kernels.ROUTE_OVER]:
             for i in np.flatnonzero(kinds == _kernels.ROUTE_OVER).tolist():
+                outcome = outcome_probabilities(Position(boards[i].tolist()))
+                assert outcome is not None
+                probs[i] = outcome
+        return probs
+
+
+class PruningEvaluator:
+    """A pruning network behind the ``Evaluator`` seam: raw inputs
+    (:func:`~nard.engine.encoding.encode_raw_boards`, no features), one network
+    for every position, exact values for finished games, no bear-off database.
+    Cheap and rough: :class:`~nard.engine.search.Pruning` uses it only to rank
+    one roll's replies before the full evaluator sees the best few.
+
+    >>> net = Network.random(hidden=4, inputs=RAW_INPUTS, seed=1)
+    >>> PruningEvaluator(net).evaluate([Position(), Position.from_points({6: 1}, {})]).shape
+    (2, 5)
+    """
+
+    def __init__(self, network: Network) -> None:
+        if network.inputs != RAW_INPUTS:
+            raise ValueError(
+                f"a pruning network takes the {RAW_INPUTS} raw inputs, not {network.inputs}"
+            )
+        self.network = network
+        self._weights32 = _float32(network)
+
+    def __repr__(self) -> str:
+        return f"PruningEvaluator({self.network!r})"
+
+    def evaluate(self, positions: Sequence[Position]) -> Probabilities:
+        """The five probabilities of each position, side on roll, before it rolls."""
+        return self.evaluate_boards(boards_of(positions))
+
+    def evaluate_boards(self, boards: Boards) -> Probabilities:
+        """:meth:`evaluate` of raw ``(n, 26)`` boards (``tuple(position)`` rows)."""
+        boards = np.ascontiguousarray(boards, dtype=np.int64)
+        x = encode_raw_boards(boards)
+        probs = _forward32(self._weights32, x)
+        sanity_check(probs, x)
+        over = _kernels.finished(boards)
+        if over.any():
+            for i in np.flatnonzero(over).tolist():
                 outcome = outcome_probabilities(Position(boards[i].tolist()))
                 assert outcome is not None
                 probs[i] = outcome

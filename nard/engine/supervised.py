@@ -595,7 +595,8 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
     stays a whole contact net), ``race`` on the races, ``crashed`` on the crashed
     positions only (:func:`~nard.engine.encoding.crashed_flags`), starting from
     the ``--init`` crashed net or, without one, from a copy of the contact net.
-    Networks of ``--init`` that are not fitted are kept as they are.
+    Networks of ``--init`` that are not fitted are kept as they are, its pruning
+    network too (``nard prune`` makes a new one).
     """
     stream = sys.stderr if out is None else out
     for name in args.classes:
@@ -656,6 +657,10 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
         nets[name] = result.network
     if "contact" not in nets:
         raise DatasetError("no contact network: fit the contact class or give --init")
-    Networks(nets["contact"], nets.get("race"), nets.get("crashed")).save(args.weights)
+    pruning = start.pruning if start is not None else None
+    if pruning is not None:
+        # It only ranks replies for the search; `nard prune` distils a new one.
+        stream.write("the pruning network of --init is kept as it is\n")
+    Networks(nets["contact"], nets.get("race"), nets.get("crashed"), pruning).save(args.weights)
     stream.write(f"networks written to {args.weights}\n")
     return 0

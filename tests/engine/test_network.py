@@ -10,7 +10,7 @@ import pytest
 
 from nard.core.position import Position
 from nard.engine.bearoff import BearoffDatabase
-from nard.engine.encoding import ENCODING_VERSION, INPUTS, encode
+from nard.engine.encoding import ENCODING_VERSION, INPUTS, RAW_INPUTS, encode
 from nard.engine.evaluator import (
     LOSE_BACKGAMMON,
     LOSE_GAMMON,
@@ -26,6 +26,7 @@ from nard.engine.network import (
     Network,
     Networks,
     NeuralEvaluator,
+    PruningEvaluator,
     WeightsError,
     sanity_check,
 )
@@ -220,6 +221,8 @@ def test_networks_bundle_round_trip(tmp_path: Path) -> None:
         ({"format": np.array("other")}, "format 'other'"),
         ({"classes": np.array(["race"])}, "network classes ['race']"),
         ({"race.w1": np.zeros((3, 3))}, "(the race network)"),
+        ({"classes": np.array(["contact", "pruning"])}, "(the pruning network)"),
+        ({"classes": np.array(["contact", "prune"])}, "'pruning']"),
     ],
 )
 def test_corrupt_bundles(tmp_path: Path, change: dict[str, np.ndarray], message: str) -> None:
@@ -233,6 +236,37 @@ def test_corrupt_bundles(tmp_path: Path, change: dict[str, np.ndarray], message:
         Networks.load(path)
     assert message in str(err.value)
     assert str(path) in str(err.value)
+
+
+PRUNER = Network.random(hidden=3, seed=4, inputs=RAW_INPUTS)
+
+
+def test_bundle_with_a_pruning_network(tmp_path: Path) -> None:
+    nets = Networks(Network.random(hidden=5, seed=1), pruning=PRUNER)
+    path = tmp_path / "nets.npz"
+    nets.save(path)
+    loaded = Networks.load(path)
+    assert loaded == nets and loaded.pruning == PRUNER
+    assert list(loaded.by_class()) == ["contact"]  # not a class of positions
+    assert "pruning=" in repr(loaded)
+    assert Networks(nets.contact) != nets
+    with pytest.raises(ValueError, match="raw inputs"):
+        Networks(nets.contact, pruning=Network.random(hidden=3))
+    with pytest.raises(ValueError, match="raw inputs"):
+        PruningEvaluator(Network.random(hidden=3))
+    # Its raw-input file is refused as a network of positions.
+    PRUNER.save(tmp_path / "pruner.npz")
+    with pytest.raises(WeightsError, match=f"{RAW_INPUTS} inputs"):
+        Networks.load(tmp_path / "pruner.npz")
+
+
+def test_pruning_evaluator_is_the_network_on_the_raw_inputs() -> None:
+    positions = [Position(), Position.from_points({6: 2, 25: 1}, {20: 2}), Position().flip()]
+    x = encode(positions)[:, :RAW_INPUTS]
+    probs = PruningEvaluator(PRUNER).evaluate(positions)
+    np.testing.assert_allclose(probs, sanity_check(PRUNER.forward(x), x), rtol=1e-5)
+    won = Position.from_points({}, {6: 3})
+    assert PruningEvaluator(PRUNER).evaluate([won]).tolist() == [[1.0, 0.0, 0.0, 0.0, 0.0]]
 
 
 def test_evaluator_dispatches_by_class() -> None:

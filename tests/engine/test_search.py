@@ -25,8 +25,10 @@ from nard.engine.search import (
     GNUBG_FILTERS,
     FilterStep,
     MoveFilter,
+    Pruning,
     SearchPlayer,
     best_play,
+    children,
     evaluate_ply,
     rank_plays,
 )
@@ -279,3 +281,74 @@ def test_report_time_per_decision(capsys: pytest.CaptureFixture[str]) -> None:
     with capsys.disabled():
         print("\n" + "; ".join(lines))
     assert WIN == 0
+
+
+# -- pruning -------------------------------------------------------------------------------
+
+CONTACT = Position().legal_plays((3, 1))[0].result.legal_plays((6, 4))[3].result
+
+
+class _Reversed:
+    """Ranks every reply backwards: the worst by ``inner`` first."""
+
+    def __init__(self, inner: Evaluator) -> None:
+        self.inner = inner
+
+    def evaluate(self, positions: Sequence[Position]) -> Probabilities:
+        return flip_probabilities(self.inner.evaluate(positions))
+
+
+def test_pruning_by_the_evaluator_itself_changes_nothing() -> None:
+    # The pruner's first choice is the evaluator's best reply: keeping 1 is exact.
+    pruning = Pruning(NEURAL, keep=1)
+    for plies in (1, 2):
+        plain = evaluate_ply([CONTACT, CONTACT.flip()], NEURAL, plies)
+        pruned = evaluate_ply([CONTACT, CONTACT.flip()], NEURAL, plies, pruning=pruning)
+        np.testing.assert_allclose(pruned, plain, atol=1e-12)
+
+
+def test_pruning_that_keeps_every_reply_changes_nothing() -> None:
+    pruning = Pruning(_Refusing(), keep=10_000)  # never needs to rank anything
+    plain = evaluate_ply([CONTACT], NEURAL, 2)
+    np.testing.assert_array_equal(evaluate_ply([CONTACT], NEURAL, 2, pruning=pruning), plain)
+
+
+def test_a_bad_pruner_changes_the_search_and_keeps_the_best_of_its_picks() -> None:
+    # Pruning by the reversed ranking keeps the evaluator's worst replies only.
+    pruning = Pruning(_Reversed(NEURAL), keep=1)
+    plain = evaluate_ply([CONTACT], NEURAL, 1)
+    pruned = evaluate_ply([CONTACT], NEURAL, 1, pruning=pruning)
+    # The side on roll is left its worst play of each roll.
+    assert cubeless_equity(pruned)[0] < cubeless_equity(plain)[0]
+    kids, lengths = children(np.array([list(CONTACT)], dtype=np.int64))
+    picked = pruning.select(kids, lengths)
+    assert picked is not None and len(picked) == len(lengths)  # one per roll
+    starts = np.cumsum(lengths) - lengths
+    assert (np.searchsorted(starts, picked, side="right") - 1).tolist() == list(range(21))
+
+
+def test_pruning_selects_the_best_few_of_each_roll_in_order() -> None:
+    kids, lengths = children(np.array([list(CONTACT)], dtype=np.int64))
+    picked = Pruning(NEURAL, keep=3).select(kids, lengths)
+    assert picked is not None
+    assert picked.tolist() == sorted(picked.tolist())
+    theirs = cubeless_equity(NEURAL.evaluate([Position(k.tolist()) for k in kids]))
+    start = 0
+    for n in lengths.tolist():
+        mine = [int(i) - start for i in picked if start <= i < start + n]
+        best3 = np.argsort(theirs[start : start + n], kind="stable")[:3]
+        assert sorted(mine) == sorted(best3.tolist())
+        start += n
+    assert Pruning(NEURAL, keep=int(lengths.max())).select(kids, lengths) is None
+
+
+def test_pruned_ranking_and_player() -> None:
+    pruning = Pruning(NEURAL, keep=1)
+    ranking = rank_plays(CONTACT, (5, 2), NEURAL, 2, pruning=pruning)
+    plain = rank_plays(CONTACT, (5, 2), NEURAL, 2)
+    assert [r.play for r in ranking] == [r.play for r in plain]
+    player = SearchPlayer(NEURAL, plies=2, pruning=pruning)
+    assert "pruning=Pruning(" in repr(player)
+    assert player.choose_play(CONTACT, (5, 2)) == best_play(CONTACT, (5, 2), NEURAL, 2)
+    with pytest.raises(ValueError, match="keep"):
+        Pruning(NEURAL, keep=0)
