@@ -19,7 +19,7 @@ from nard.engine.engine import (
     pip_count_cube,
 )
 from nard.engine.evaluator import FakeEvaluator
-from nard.engine.network import Network, NeuralEvaluator, WeightsError
+from nard.engine.network import Network, NeuralEvaluator, PruningEvaluator, WeightsError
 from nard.engine.search import DEFAULT_FILTER, best_play, evaluate_ply, rank_plays
 
 MIDGAME = Position.from_points({24: 2, 13: 4, 8: 3, 6: 4, 5: 2}, {24: 1, 13: 5, 8: 3, 6: 4, 4: 2})
@@ -40,6 +40,21 @@ def test_levels_follow_gnubg() -> None:
     assert (intermediate.plies, intermediate.noise, intermediate.pip_cube) == (0, 0.040, False)
     assert (expert.plies, expert.noise) == (0, 0.0)
     assert (world.plies, world.noise, world.move_filter) == (2, 0.0, DEFAULT_FILTER)
+    assert (world.prune_keep, expert.prune_keep) == (8, 0)
+
+
+def test_world_class_prunes_with_the_shipped_pruning_network() -> None:
+    engine = Engine(Level.WORLD_CLASS, time_limit=None)
+    assert isinstance(engine.evaluator, NeuralEvaluator)
+    assert engine.pruning is not None and engine.pruning.keep == 8
+    assert isinstance(engine.pruning.evaluator, PruningEvaluator)
+    assert engine.pruning.evaluator.network == engine.evaluator.networks.pruning
+    pruned = engine.rank_plays(MIDGAME, (6, 4))
+    full = rank_plays(MIDGAME, (6, 4), engine.evaluator, 2, DEFAULT_FILTER)
+    assert pruned[0].ply == 2 and pruned[0].play == full[0].play
+    # Its 2-ply equities are those of a full search up to the pruned replies.
+    assert abs(pruned[0].equity - full[0].equity) < 0.02
+    assert Engine(Level.EXPERT).pruning is None
 
 
 def test_expert_plays_the_0_ply_best() -> None:
