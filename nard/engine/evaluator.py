@@ -55,6 +55,7 @@ __all__ = [
     "boards_of",
     "cubeless_equity",
     "evaluate_boards",
+    "fill_outcomes",
     "flip_probabilities",
     "outcome_probabilities",
 ]
@@ -186,6 +187,26 @@ def outcome_probabilities(position: Position) -> Probabilities | None:
     if result == 0:
         return None
     return np.array(_OUTCOME_ROWS[result], dtype=np.float64)
+
+
+def fill_outcomes(probs: Probabilities, boards: Boards, rows: npt.ArrayLike) -> None:
+    """Write the exact outcome of each finished game ``boards[i]``, ``i`` in ``rows``
+    (indices), into ``probs[i]``: the one place the batch evaluators put
+    :func:`outcome_probabilities` on the game-over rows they find.
+
+    Raises ``ValueError`` for a row whose game is not over.
+
+    >>> boards = boards_of([Position(), Position.from_points({6: 15}, {})])
+    >>> probs = np.zeros((2, NUM_OUTPUTS))
+    >>> fill_outcomes(probs, boards, [1])
+    >>> probs[1].tolist()
+    [0.0, 0.0, 0.0, 1.0, 0.0]
+    """
+    for i in np.asarray(rows, dtype=np.intp).reshape(-1).tolist():
+        exact = outcome_probabilities(Position(boards[i].tolist()))
+        if exact is None:
+            raise ValueError(f"board row {i} is not a finished game")
+        probs[i] = exact
 
 
 def _sigmoid(x: float) -> float:

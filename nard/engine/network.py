@@ -64,7 +64,7 @@ from nard.engine.evaluator import (
     Boards,
     Probabilities,
     boards_of,
-    outcome_probabilities,
+    fill_outcomes,
 )
 
 __all__ = [
@@ -633,10 +633,7 @@ class NeuralEvaluator:
                 probs[i] = exact
         # A side with no checker left has won: the game is over.
         if counts[_kernels.ROUTE_OVER]:
-            for i in np.flatnonzero(kinds == _kernels.ROUTE_OVER).tolist():
-                outcome = outcome_probabilities(Position(boards[i].tolist()))
-                assert outcome is not None
-                probs[i] = outcome
+            fill_outcomes(probs, boards, np.flatnonzero(kinds == _kernels.ROUTE_OVER))
         return probs
 
 
@@ -673,10 +670,5 @@ class PruningEvaluator:
         x = encode_raw_boards(boards)
         probs = _forward32(self._weights32, x)
         sanity_check(probs, x)
-        over = _kernels.finished(boards)
-        if over.any():
-            for i in np.flatnonzero(over).tolist():
-                outcome = outcome_probabilities(Position(boards[i].tolist()))
-                assert outcome is not None
-                probs[i] = outcome
+        fill_outcomes(probs, boards, np.flatnonzero(_kernels.finished(boards)))
         return probs

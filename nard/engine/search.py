@@ -57,8 +57,8 @@ from nard.engine.evaluator import (
     boards_of,
     cubeless_equity,
     evaluate_boards,
+    fill_outcomes,
     flip_probabilities,
-    outcome_probabilities,
 )
 
 __all__ = [
@@ -322,10 +322,7 @@ class _Search:
         if plies == 0 and not over.any():
             return self.static(boards)
         out = np.empty((len(boards), NUM_OUTPUTS), dtype=np.float64)
-        for i in np.flatnonzero(over).tolist():
-            exact = outcome_probabilities(Position(boards[i].tolist()))
-            assert exact is not None
-            out[i] = exact
+        fill_outcomes(out, boards, np.flatnonzero(over))
         live = np.flatnonzero(~over)
         if not len(live):
             return out
