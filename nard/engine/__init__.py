@@ -58,6 +58,7 @@ from nard.engine.pubeval import PubevalPlayer
 from nard.engine.search import (
     DEFAULT_FILTER,
     GNUBG_FILTERS,
+    WORLD_CLASS_FILTER,
     FilterStep,
     MoveFilter,
     Pruning,
@@ -77,6 +78,7 @@ __all__ = [
     "INPUTS",
     "KAZAROSS_XG2",
     "LEVEL_SETTINGS",
+    "WORLD_CLASS_FILTER",
     "BearoffDatabase",
     "BearoffDatabaseError",
     "CubeContext",

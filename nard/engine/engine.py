@@ -34,16 +34,20 @@ seeded from both), so the same seed always makes the same choices whatever
 the order of the calls. Noise only affects :meth:`Engine.best_play`;
 :meth:`Engine.rank_plays` and the cube are the level's honest analysis.
 
-World class searches 2 plies with :data:`~nard.engine.search.DEFAULT_FILTER`:
+World class searches 2 plies with :data:`~nard.engine.search.WORLD_CLASS_FILTER`:
 gnubg's *normal* 0-ply step (up to 8 plays within 0.16) and, instead of
-gnubg's skipped ply 1, a 1-ply step with the numbers of gnubg's normal 2-ply
-step (up to 2 within 0.04). Under the engine's ``time_limit`` a 2-ply search
+gnubg's skipped ply 1, a 1-ply step with the numbers of gnubg's *large* 2-ply
+step (up to 4 within 0.08; :data:`~nard.engine.search.DEFAULT_FILTER` has the
+normal step's 2 within 0.04, and was world class's until 2026-12-05: the wider
+step measured +0.048 and +0.053 luck-adjusted against gnubg 0-ply where the
+normal one had +0.044 to +0.048). Under the engine's ``time_limit`` a 2-ply search
 that runs out of time keeps its 1-ply ranking rather than falling back to
 0-ply, which is why nard filters at ply 1 (see :class:`~nard.engine.search.MoveFilter`).
 Inside that search each roll's replies are ranked by the bundle's pruning
 network and only the best 8 are evaluated in full (gnubg's pruning nets;
 :class:`~nard.engine.search.Pruning`, :mod:`~nard.engine.pruning`): about half
-the time of a full 2-ply search, and the same play in 99% of decisions. A
+the time of a full 2-ply search, and the same play in 99% of decisions (with the
+wider step, a world class decision costs about gnubg 2-ply's CPU time). A
 bundle without a pruning network searches in full.
 
 The beginner's cube is the rule of the seed-002 app ("the computer doubles
@@ -74,6 +78,7 @@ from nard.engine.evaluator import Evaluator, cubeless_equity, flip_probabilities
 from nard.engine.network import NeuralEvaluator, PruningEvaluator, WeightsError
 from nard.engine.search import (
     DEFAULT_FILTER,
+    WORLD_CLASS_FILTER,
     MoveFilter,
     Pruning,
     RankedPlay,
@@ -128,7 +133,9 @@ LEVEL_SETTINGS: dict[Level, LevelSettings] = {
     Level.BEGINNER: LevelSettings(plies=0, noise=0.060, cube_plies=0, pip_cube=True),
     Level.INTERMEDIATE: LevelSettings(plies=0, noise=0.040, cube_plies=0),
     Level.EXPERT: LevelSettings(plies=0, noise=0.0, cube_plies=1),
-    Level.WORLD_CLASS: LevelSettings(plies=2, noise=0.0, cube_plies=2, prune_keep=8),
+    Level.WORLD_CLASS: LevelSettings(
+        plies=2, noise=0.0, cube_plies=2, move_filter=WORLD_CLASS_FILTER, prune_keep=8
+    ),
 }
 """gnubg's predefined players (``eval.c``), as described in the module docstring."""
 

@@ -64,6 +64,7 @@ from nard.engine.evaluator import (
 __all__ = [
     "DEFAULT_FILTER",
     "GNUBG_FILTERS",
+    "WORLD_CLASS_FILTER",
     "FilterStep",
     "MoveFilter",
     "Pruning",
@@ -163,6 +164,12 @@ GNUBG_FILTERS: dict[str, MoveFilter] = {
 
 DEFAULT_FILTER = MoveFilter()
 """gnubg's ``normal`` 0-ply step (up to 8 plays within 0.16), then up to 2 within 0.04 at 1-ply."""
+
+WORLD_CLASS_FILTER = MoveFilter((FilterStep(0, 8, 0.16), FilterStep(0, 4, 0.08)))
+"""World class's filter: :data:`DEFAULT_FILTER` with a wider 1-ply step (up to 4
+plays within 0.08, the numbers of gnubg's ``large`` 2-ply step), which world
+class can afford since it prunes its search (docs/engine.md, "Strength of
+generation D")."""
 
 
 @dataclass(frozen=True)

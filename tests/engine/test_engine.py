@@ -20,7 +20,14 @@ from nard.engine.engine import (
 )
 from nard.engine.evaluator import FakeEvaluator
 from nard.engine.network import Network, NeuralEvaluator, PruningEvaluator, WeightsError
-from nard.engine.search import DEFAULT_FILTER, best_play, evaluate_ply, rank_plays
+from nard.engine.search import (
+    DEFAULT_FILTER,
+    WORLD_CLASS_FILTER,
+    FilterStep,
+    best_play,
+    evaluate_ply,
+    rank_plays,
+)
 
 MIDGAME = Position.from_points({24: 2, 13: 4, 8: 3, 6: 4, 5: 2}, {24: 1, 13: 5, 8: 3, 6: 4, 4: 2})
 POSITIONS = [Position(), MIDGAME, MIDGAME.flip()]
@@ -39,7 +46,10 @@ def test_levels_follow_gnubg() -> None:
     assert (beginner.plies, beginner.noise, beginner.pip_cube) == (0, 0.060, True)
     assert (intermediate.plies, intermediate.noise, intermediate.pip_cube) == (0, 0.040, False)
     assert (expert.plies, expert.noise) == (0, 0.0)
-    assert (world.plies, world.noise, world.move_filter) == (2, 0.0, DEFAULT_FILTER)
+    assert (world.plies, world.noise, world.move_filter) == (2, 0.0, WORLD_CLASS_FILTER)
+    assert expert.move_filter == DEFAULT_FILTER
+    # gnubg's normal 0-ply step, then its large 2-ply step's numbers at ply 1.
+    assert WORLD_CLASS_FILTER.steps == (FilterStep(0, 8, 0.16), FilterStep(0, 4, 0.08))
     assert (world.prune_keep, expert.prune_keep) == (8, 0)
 
 
@@ -50,7 +60,7 @@ def test_world_class_prunes_with_the_shipped_pruning_network() -> None:
     assert isinstance(engine.pruning.evaluator, PruningEvaluator)
     assert engine.pruning.evaluator.network == engine.evaluator.networks.pruning
     pruned = engine.rank_plays(MIDGAME, (6, 4))
-    full = rank_plays(MIDGAME, (6, 4), engine.evaluator, 2, DEFAULT_FILTER)
+    full = rank_plays(MIDGAME, (6, 4), engine.evaluator, 2, WORLD_CLASS_FILTER)
     assert pruned[0].ply == 2 and pruned[0].play == full[0].play
     # Its 2-ply equities are those of a full search up to the pruned replies.
     assert abs(pruned[0].equity - full[0].equity) < 0.02
@@ -70,7 +80,7 @@ def test_world_class_searches_two_plies() -> None:
     engine = Engine(Level.WORLD_CLASS, evaluator=ev, time_limit=None)
     ranking = engine.rank_plays(Position(), (3, 1))
     assert ranking[0].ply == 2
-    assert ranking == rank_plays(Position(), (3, 1), ev, 2, DEFAULT_FILTER)
+    assert ranking == rank_plays(Position(), (3, 1), ev, 2, WORLD_CLASS_FILTER)
     assert engine.best_play(Position(), (3, 1)) == ranking[0].play
     probs, equity = engine.evaluate(MIDGAME)
     expected = evaluate_ply([MIDGAME], ev, 2)[0]
