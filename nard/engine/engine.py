@@ -39,8 +39,8 @@ gnubg's *normal* 0-ply step (up to 8 plays within 0.16) and, instead of
 gnubg's skipped ply 1, a 1-ply step with the numbers of gnubg's *large* 2-ply
 step (up to 4 within 0.08; :data:`~nard.engine.search.DEFAULT_FILTER` has the
 normal step's 2 within 0.04, and was world class's until 2026-12-05: the wider
-step measured +0.048 and +0.053 luck-adjusted against gnubg 0-ply where the
-normal one had +0.044 to +0.048). Under the engine's ``time_limit`` a 2-ply search
+step measured +0.048, +0.053 and +0.045 luck-adjusted against gnubg 0-ply, where
+the normal one had +0.044 to +0.048). Under the engine's ``time_limit`` a 2-ply search
 that runs out of time keeps its 1-ply ranking rather than falling back to
 0-ply, which is why nard filters at ply 1 (see :class:`~nard.engine.search.MoveFilter`).
 Inside that search each roll's replies are ranked by the bundle's pruning
