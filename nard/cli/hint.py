@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from nard.core import Dice, NardError, Position, parse_dice
-from nard.engine.cube import KAZAROSS_XG2, CubeContext, CubeDecision, CubeOwner
+from nard.engine.cube import CubeContext, CubeDecision, CubeOwner
 from nard.engine.engine import Engine, Level
 from nard.engine.search import RankedPlay
 from nard.notation import MatchState
@@ -41,6 +41,9 @@ class HintError(NardError, ValueError):
 def match_context(match: MatchState) -> CubeContext:
     """The Match ID's cube and score seen from the player on roll (its ``dice_owner``).
 
+    Any match a Match ID or XGID holds (1-64 points) is within the match
+    equity table (:data:`~nard.engine.cube.KAZAROSS_XG2_64`).
+
     >>> ctx = match_context(MatchState.from_match_id("QYkqASAAIAAA"))  # player 1 on roll
     >>> ctx.match_length, ctx.score, ctx.cube, ctx.owner.value
     (9, (4, 2), 2, 'opponent')
@@ -52,11 +55,6 @@ def match_context(match: MatchState) -> CubeContext:
         owner = CubeOwner.ON_ROLL
     else:
         owner = CubeOwner.OPPONENT
-    if match.match_length > KAZAROSS_XG2.length:
-        raise HintError(
-            f"a {match.match_length}-point match is longer than the "
-            f"{KAZAROSS_XG2.length}-point match equity table nard uses"
-        )
     return CubeContext(
         cube=match.cube_value,
         owner=owner,

@@ -37,6 +37,43 @@ Match equity table
     GNU Backgammon (transcription by Michael Petch; the file permits copying
     with its notice, Copyright (C) 2011 Neil Kazaross).
 
+Match equity beyond 25 points
+    The server and ``nard play`` accept matches to 64 points (GNU
+    Backgammon's ``MAXSCORE``), so :data:`KAZAROSS_XG2_64`, the default of
+    :class:`CubeContext`, is the table extended to 64 points the way GNU
+    Backgammon 1.07 extends any table shorter than that (read from its
+    ``matchequity.c``, ``ExtendMET`` and ``InitMatchEquity``; the method is
+    restated here, not the code). Entries to 25-away are Kazaross's.
+
+    *Pre-Crawford* (David Montgomery's extension): from a score where one
+    side is ``a``-away and the other ``b``-away, ``a >= b``, the rest of the
+    match is taken as about ``(a + b) / 2`` games, each with a normally
+    distributed swing in points whose standard deviation depends on how far
+    each side is from the end: 1.24, 1.27, 1.47, 1.50, 1.60, 1.61, 1.66,
+    1.68, 1.70, 1.72 at 1- to 10-away and 1.77 further (gnubg's published
+    constants). With ``sigma = sqrt(s(a)**2 + s(b)**2) * sqrt((a + b) / 2)``
+    the trailer's MWC is the chance that a normal variable of mean 0 and
+    deviation ``sigma`` lies between its deficit ``a - b`` and ``6 sigma``
+    (gnubg integrates to 6 sigma, so an even score is 0.5 less 1e-9, and a
+    deficit beyond 6 sigma is 0); the leader's is the complement. Every
+    score with either side more than 25-away is filled this way, the
+    Crawford game's 1-away entries included.
+
+    *Post-Crawford* (N. Zadeh, Management Science 23, 986 (1977)): the
+    trailer ``n``-away doubles at once and the leader takes, so each game is
+    even; losing it loses the match, winning it leaves the trailer ``n - 2``
+    away, or ``n - 4`` after a gammon (rate 0.25, gnubg's ``GAMMONRATE``):
+    ``post(n) = 0.5 * (0.25 * post(n - 4) + 0.75 * post(n - 2))`` with
+    ``post(n) = 1`` for ``n <= 0``, less the free drop at 2- and 4-away
+    (0.015 and 0.004; they only matter for a table shorter than 4).
+
+    One difference from gnubg, on purpose: gnubg discards a table's last
+    post-Crawford entry (25-away: Kazaross's 0.00123) and recomputes it
+    (0.00118), since a table of length ``n`` need not hold it; nard keeps
+    the published entry, so post-Crawford MWCs 27-away and further differ
+    from gnubg's by at most 2e-5. Pre-Crawford MWCs agree with gnubg's to
+    its float32 rounding (tests/engine/test_met_extension.py).
+
 >>> d = cube_decision([0.7, 0.0, 0.0, 0.0, 0.0], efficiency=0.0)
 >>> d.action, round(d.no_double, 3), round(d.double_take, 3), d.double_pass
 ('Double, take', 0.4, 0.8, 1.0)
@@ -47,6 +84,7 @@ Match equity table
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -56,6 +94,8 @@ from nard.core.position import Position
 
 __all__ = [
     "KAZAROSS_XG2",
+    "KAZAROSS_XG2_64",
+    "MAX_MATCH_LENGTH",
     "CubeContext",
     "CubeDecision",
     "CubeOwner",
@@ -76,6 +116,19 @@ _RACE_COEFFICIENT = 0.55
 _RACE_MIN = 0.6
 _RACE_MAX = 0.7
 _EPSILON = 1e-7
+
+MAX_MATCH_LENGTH = 64
+"""The longest match nard plays (GNU Backgammon's MAXSCORE; the server and CLI accept 1-64)."""
+
+# GNU Backgammon's match equity extension (matchequity.c, ExtendMET and
+# InitMatchEquity): the standard deviation of one game's swing in points for a
+# side 1- to 10-away, and further away; the integral's upper limit in standard
+# deviations; the post-Crawford gammon rate and free drops at 2- and 4-away.
+_GAME_STDDEV = (1.24, 1.27, 1.47, 1.50, 1.60, 1.61, 1.66, 1.68, 1.70, 1.72)
+_GAME_STDDEV_FAR = 1.77
+_NORMAL_LIMIT = 6.0
+_POST_CRAWFORD_GAMMON_RATE = 0.25
+_POST_CRAWFORD_FREE_DROP = {2: 0.015, 4: 0.004}
 
 
 class CubeOwner(enum.Enum):
@@ -131,6 +184,66 @@ class MatchEquityTable:
         if post_crawford and away == 1:
             return 1.0 - self.post[opponent_away - 1]
         return self.pre[away - 1][opponent_away - 1]
+
+    def extended(self, length: int = MAX_MATCH_LENGTH) -> MatchEquityTable:
+        """This table extended to ``length`` points by GNU Backgammon's method
+        (see the module doc): the entries it has are kept, the others computed.
+
+        >>> met = KAZAROSS_XG2.extended(30)
+        >>> met.length, met.equity(25, 25) == KAZAROSS_XG2.equity(25, 25)
+        (30, True)
+        >>> round(met.equity(26, 1), 6), round(met.equity(30, 30), 6)
+        (0.000821, 0.5)
+        """
+        size = self.length
+        if length < size:
+            raise ValueError(f"a {size}-point table cannot be extended to {length!r} points")
+        if length == size:
+            return self
+        pre = [[*row, *([0.0] * (length - size))] for row in self.pre]
+        pre += [[0.0] * length for _ in range(length - size)]
+        for away in range(size + 1, length + 1):
+            for opponent_away in range(1, away + 1):
+                mwc = _normal_mwc(away, opponent_away)
+                pre[away - 1][opponent_away - 1] = mwc
+                if opponent_away != away:
+                    pre[opponent_away - 1][away - 1] = 1.0 - mwc
+        post = list(self.post)
+
+        def trailer(away: int) -> float:
+            return post[away - 1] if away > 0 else 1.0
+
+        g = _POST_CRAWFORD_GAMMON_RATE
+        for away in range(size + 1, length + 1):
+            mwc = g * 0.5 * trailer(away - 4) + (1.0 - g) * 0.5 * trailer(away - 2)
+            post.append(mwc - _POST_CRAWFORD_FREE_DROP.get(away, 0.0))
+        return MatchEquityTable(
+            f"{self.name} extended to {length}",
+            tuple(tuple(row) for row in pre),
+            tuple(post),
+        )
+
+
+def _game_stddev(away: int) -> float:
+    return _GAME_STDDEV[away - 1] if away <= len(_GAME_STDDEV) else _GAME_STDDEV_FAR
+
+
+def _normal_mwc(away: int, opponent_away: int) -> float:
+    """Montgomery's MWC of a side ``away`` points from winning against one
+    ``opponent_away`` (no further away than it): the chance that the match's
+    normally distributed swing makes up the deficit (see the module doc).
+
+    >>> round(_normal_mwc(26, 1), 6), round(_normal_mwc(64, 64), 6)
+    (0.000821, 0.5)
+    """
+    deficit = away - opponent_away
+    sigma = math.hypot(_game_stddev(away), _game_stddev(opponent_away))
+    sigma *= math.sqrt((away + opponent_away) / 2.0)
+    if deficit >= _NORMAL_LIMIT * sigma:
+        return 0.0
+    # Phi(6) - Phi(deficit / sigma), from the upper tails for precision.
+    root2 = math.sqrt(2.0)
+    return 0.5 * (math.erfc(deficit / sigma / root2) - math.erfc(_NORMAL_LIMIT / root2))
 
 
 def _parse_table(text: str, size: int) -> tuple[tuple[float, ...], ...]:
@@ -211,6 +324,10 @@ KAZAROSS_XG2 = MatchEquityTable(
 )
 """Neil Kazaross's XG2 table (GNU Backgammon's default), to 25 points."""
 
+KAZAROSS_XG2_64 = KAZAROSS_XG2.extended(MAX_MATCH_LENGTH)
+"""Kazaross-XG2 extended to 64 points as GNU Backgammon extends it: the
+default table of :class:`CubeContext` (see the module doc)."""
+
 
 @dataclass(frozen=True)
 class CubeContext:
@@ -228,7 +345,7 @@ class CubeContext:
     crawford: bool = False
     jacoby: bool = False
     beavers: bool = False
-    met: MatchEquityTable = KAZAROSS_XG2
+    met: MatchEquityTable = KAZAROSS_XG2_64
 
     @classmethod
     def for_player(

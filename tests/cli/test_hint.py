@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -144,8 +145,38 @@ def test_match_context_is_seen_from_the_player_on_roll() -> None:
     crawford = MatchState(match_length=5, score=(4, 1), crawford=True, dice_owner=1)
     ctx = match_context(crawford)
     assert ctx.crawford and ctx.score == (1, 4) and not ctx.jacoby
-    with pytest.raises(HintError, match="longer than"):
-        match_context(MatchState(match_length=31))
+    assert match_context(MatchState(match_length=64)).match_length == 64
+
+
+@pytest.mark.parametrize("on_roll", [0, 1])
+def test_hint_cube_decision_in_a_40_point_match(
+    weights: Path, on_roll: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Beyond the 25 points Kazaross-XG2 publishes: the table extended as gnubg does."""
+    match = MatchState(match_length=40, score=(30, 12), dice_owner=on_roll)
+    gnubg_id = f"{RACE.position_id()}:{match.match_id()}"
+    assert main(["hint", gnubg_id, "--weights", str(weights)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    decision = Engine(weights=weights).cube_action(RACE, match_context(match))
+    assert lines[0] == "Cube analysis" and lines[-1] == f"Proper cube action: {decision.action}"
+    assert main(["hint", gnubg_id, "--json", "--weights", str(weights)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["match_length"] == 40
+    assert data["score"] == ([30, 12] if on_roll == 0 else [12, 30])
+    assert data["action"] == decision.action
+    assert 0.0 < data["mwc"]["no_double"] < 1.0
+
+
+def test_a_match_id_longer_than_64_points_is_one_line_exit_2(
+    weights: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = int.from_bytes(base64.b64decode(MatchState(match_length=64).match_id()), "little")
+    key += 1 << 21  # the match length field (bits 21-35): 65
+    too_long = base64.b64encode(key.to_bytes(9, "little")).decode("ascii")
+    assert _exit(main, ["hint", f"{RACE.position_id()}:{too_long}", "--weights", str(weights)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nard: error: ") and "65" in err and "64" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_hint_with_no_legal_play(weights: Path, capsys: pytest.CaptureFixture[str]) -> None:

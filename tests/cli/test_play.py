@@ -189,7 +189,12 @@ def test_a_table_needs_two_seats() -> None:
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["--match", "0x"], "invalid int"), (["--match", "99"], "1-64"), (["--games", "0"], "games")],
+    [
+        (["--match", "0x"], "invalid int"),
+        (["--match", "99"], "1-64"),
+        (["--match", "65"], "1-64"),
+        (["--games", "0"], "games"),
+    ],
 )
 def test_bad_play_arguments_give_one_line(
     args: list[str], message: str, capsys: pytest.CaptureFixture[str]
@@ -202,6 +207,43 @@ def test_bad_play_arguments_give_one_line(
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_nard_play_a_26_point_match_against_the_computer(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`nard play --match 26`: the computer's plays and cube decisions read the
+    match equity table beyond 25 points (a traceback before it was extended)."""
+    out: list[str] = []
+    played = 0
+
+    def person(prompt: str) -> str:
+        nonlocal played
+        out.extend(capsys.readouterr().out.splitlines())
+        if prompt.endswith("play> "):
+            if played >= 3:
+                return "quit"
+            if out[-1].startswith("Legal plays: "):
+                played += 1
+                return out[-1].removeprefix("Legal plays: ").split(", ")[0]
+            return "moves"
+        if prompt.endswith(("roll or double> ", "confirm or undo> ")):
+            return ""
+        if "take" in prompt:
+            return "take"
+        return "accept" if prompt.endswith("accept or reject> ") else "quit"
+
+    monkeypatch.setenv("LOGNAME", "Ann")
+    monkeypatch.setattr("builtins.input", person)
+    assert main(["play", "--match", "26", "--seed", "3"]) == 0
+    captured = capsys.readouterr()
+    out.extend(captured.out.splitlines())
+    assert "Traceback" not in captured.err and not captured.err
+    assert out[0].startswith("nard: a 26-point match, against the computer (expert)")
+    assert played == 3 and out[-1] == "Ann stops here."
+    # The computer moved after each of Ann's plays: each turn began with its cube decision.
+    moves = [line for line in out if line.startswith("Computer: ")]
+    assert len(moves) >= 3
 
 
 def test_nard_play_in_a_pty() -> None:
