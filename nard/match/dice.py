@@ -34,6 +34,7 @@ from nard.core.dice import Dice, check_dice, parse_dice
 from nard.core.errors import InvalidDiceError, NardError
 
 __all__ = [
+    "CONTRIBUTION_MAX",
     "SEED_BYTES",
     "CommitmentMismatchError",
     "DiceExhaustedError",
@@ -45,6 +46,8 @@ __all__ = [
     "RecordingDice",
     "SeedRevealedError",
     "SeededDice",
+    "check_contribution",
+    "combine_contributions",
     "fair_die",
     "seed_commitment",
     "verify_rolls",
@@ -58,6 +61,14 @@ SEED_BYTES = 32
 _ACCEPT_BELOW = 252
 
 _HEX_64 = re.compile(r"[0-9a-fA-F]{64}")
+
+CONTRIBUTION_MAX = 64
+"""The most characters (Python ``len``, i.e. code points) in one player's contribution."""
+
+# Unicode's control characters (general category Cc: U+0000-U+001F, U+007F-U+009F)
+# and the line and paragraph separators: a contribution is one line of visible text,
+# and "\n" separates the contributions in the client seed.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class DiceExhaustedError(NardError):
@@ -214,6 +225,70 @@ def _check_client_seed(client_seed: str) -> str:
             f"invalid client_seed {client_seed!r}: not encodable as UTF-8"
         ) from None
     return client_seed
+
+
+def check_contribution(text: str) -> str:
+    r"""``text`` if it is a valid contribution to the client seed.
+
+    Otherwise :class:`InvalidFairDiceError` names the problem.
+
+    A contribution is 1 to 64 characters (code points, as Python's ``len``
+    counts them) with no control character (Unicode category Cc, which
+    includes newline, tab and NUL) and no U+2028 or U+2029. Being text, it
+    must also be encodable as UTF-8 (no lone surrogate). Positions in the
+    messages count characters from 1.
+
+    >>> check_contribution("ann-7f3a")
+    'ann-7f3a'
+    >>> check_contribution("")
+    Traceback (most recent call last):
+    ...
+    nard.match.dice.InvalidFairDiceError: invalid contribution '': it is empty (1-64 characters)
+    >>> try:
+    ...     check_contribution("ann\tbob")
+    ... except InvalidFairDiceError as e:
+    ...     print(e)
+    invalid contribution 'ann\tbob': control character U+0009 at position 4
+    """
+    if not isinstance(text, str):
+        raise InvalidFairDiceError(f"invalid contribution {text!r}: expected a string")
+    if not text:
+        raise InvalidFairDiceError(
+            f"invalid contribution {text!r}: it is empty (1-{CONTRIBUTION_MAX} characters)"
+        )
+    if len(text) > CONTRIBUTION_MAX:
+        raise InvalidFairDiceError(
+            f"invalid contribution {text[:16]!r}...: too long, {len(text)} characters "
+            f"(at most {CONTRIBUTION_MAX})"
+        )
+    control = _CONTROL.search(text)
+    if control:
+        raise InvalidFairDiceError(
+            f"invalid contribution {text!r}: control character U+{ord(control.group()):04X} "
+            f"at position {control.start() + 1}"
+        )
+    for i, ch in enumerate(text):
+        if "\ud800" <= ch <= "\udfff":
+            raise InvalidFairDiceError(
+                f"invalid contribution {text!r}: lone surrogate U+{ord(ch):04X} at position "
+                f"{i + 1} (not encodable as UTF-8)"
+            )
+    return text
+
+
+def combine_contributions(seeds: Sequence[str]) -> str:
+    r"""The client seed: the seats' contributions in seat order joined by a line feed.
+
+    A seat that did not contribute before the deadline gives ``""`` (so no
+    contribution is checked here: see :func:`check_contribution`). With one
+    contribution the client seed is that contribution itself.
+
+    >>> combine_contributions(["ann-7f3a", "bob-19c2"])
+    'ann-7f3a\nbob-19c2'
+    >>> combine_contributions(["ann-7f3a", ""]), combine_contributions(["nard"])
+    ('ann-7f3a\n', 'nard')
+    """
+    return "\n".join(seeds)
 
 
 def _check_counter(counter: int) -> int:

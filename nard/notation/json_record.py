@@ -2,8 +2,9 @@
 
 Unlike ``.mat`` and SGF it keeps everything needed to check a match played
 with provably fair dice (``docs/fair-dice.md``): the commitment published
-before the match, the client seed, the server seed once revealed, and every
-die drawn in order (tied opening rolls included). ``docs/record-format.md``
+before the match, the client seed (and the players' contributions it is made
+of), the server seed once revealed, and every die drawn in order (tied opening
+rolls included). ``docs/record-format.md``
 describes the format.
 
 >>> from nard.notation.records import Action, ActionKind, GameRecord, MatchRecord
@@ -22,10 +23,39 @@ from typing import Any
 from nard.core.errors import InvalidRecordError
 from nard.notation.records import Action, ActionKind, GameRecord, MatchRecord
 
-__all__ = ["FORMAT", "VERSION", "DiceCommitment", "read_json", "write_json"]
+__all__ = [
+    "CONTRIBUTION_SOURCES",
+    "FORMAT",
+    "VERSION",
+    "DiceCommitment",
+    "SeedContribution",
+    "read_json",
+    "write_json",
+]
 
 FORMAT = "nard-match-record"
 VERSION = 1
+
+
+CONTRIBUTION_SOURCES = ("player", "timeout")
+"""Where a contribution to the client seed came from: the seated person, or the
+deadline passing without one (then its seed is "")."""
+
+
+@dataclass(frozen=True)
+class SeedContribution:
+    r"""One seat's part of the client seed (``docs/fair-dice.md``).
+
+    ``source`` is ``"player"`` (``seed`` is what the person gave) or
+    ``"timeout"`` (nothing came before the deadline: ``seed`` is ``""``). The
+    reader checks the form; :func:`nard.match.verify.verify_record` checks
+    the rules and that the client seed is the seeds joined by ``"\n"``.
+    """
+
+    seat: int
+    player: str
+    seed: str
+    source: str  # "player" or "timeout"
 
 
 @dataclass(frozen=True)
@@ -37,6 +67,7 @@ class DiceCommitment:
     server_seed: str | None = None  # hex, once revealed after the match
     log: tuple[int, ...] = ()  # every die drawn, in order
     preamble: int = 0  # dice drawn before the first game (a chouette's seating), in no game
+    contributions: tuple[SeedContribution, ...] = ()  # the client seed's parts, in seat order
 
 
 def write_json(record: MatchRecord, dice: DiceCommitment | None = None) -> str:
@@ -56,6 +87,11 @@ def write_json(record: MatchRecord, dice: DiceCommitment | None = None) -> str:
             "server_seed": dice.server_seed,
             "log": list(dice.log),
             **({"preamble": dice.preamble} if dice.preamble else {}),
+            **(
+                {"contributions": [_contribution_to_json(c) for c in dice.contributions]}
+                if dice.contributions
+                else {}
+            ),
         },
         "games": [
             {
@@ -70,6 +106,10 @@ def write_json(record: MatchRecord, dice: DiceCommitment | None = None) -> str:
         ],
     }
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+def _contribution_to_json(c: SeedContribution) -> dict[str, Any]:
+    return {"seat": c.seat, "player": c.player, "seed": c.seed, "source": c.source}
 
 
 def _action_to_json(a: Action) -> dict[str, Any]:
@@ -127,7 +167,7 @@ def _read_dice(raw: Any) -> DiceCommitment | None:
     if raw is None:
         return None
     r = _Reader("the dice")
-    d = r.obj(raw, {"commitment", "client_seed", "server_seed", "log", "preamble"})
+    d = r.obj(raw, {"commitment", "client_seed", "server_seed", "log", "preamble", "contributions"})
     log = r.list_(d.get("log", []), "dice.log")
     if not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 6 for x in log):
         raise InvalidRecordError("the dice log must hold dice 1-6")
@@ -140,7 +180,35 @@ def _read_dice(raw: Any) -> DiceCommitment | None:
         server_seed=server,
         log=tuple(log),
         preamble=r.int_(d.get("preamble", 0), "dice.preamble", 0, len(log)),
+        contributions=_read_contributions(d["contributions"]) if "contributions" in d else (),
     )
+
+
+def _read_contributions(raw: Any) -> tuple[SeedContribution, ...]:
+    """The form only (the rules of a contribution are the verifier's to check)."""
+    items = _Reader("the dice").list_(raw, "dice.contributions")
+    if not items:
+        raise InvalidRecordError("the dice: dice.contributions must list at least one seat")
+    out: list[SeedContribution] = []
+    for i, item in enumerate(items):
+        r = _Reader(f"dice.contributions[{i}]")
+        c = r.obj(item, {"seat", "player", "seed", "source"})
+        missing = sorted({"seat", "player", "seed", "source"} - set(c))
+        if missing:
+            raise r.fail(f"missing field(s) {missing}")
+        seat = r.int_(c["seat"], "seat", 0, 1 << 20)
+        if out and seat <= out[-1].seat:
+            raise r.fail(
+                f"seat {seat} after seat {out[-1].seat}: contributions are in seat order, "
+                "one per seat"
+            )
+        source = c["source"]
+        if source not in CONTRIBUTION_SOURCES:
+            raise r.fail(f"source must be one of {list(CONTRIBUTION_SOURCES)}, not {source!r}")
+        out.append(
+            SeedContribution(seat, r.str_(c["player"], "player"), r.str_(c["seed"], "seed"), source)
+        )
+    return tuple(out)
 
 
 def _read_game(raw: Any, number: int) -> GameRecord:

@@ -9,6 +9,7 @@ import hmac
 import io
 import random
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +28,8 @@ from nard.match.dice import (
     InvalidFairDiceError,
     SeededDice,
     SeedRevealedError,
+    check_contribution,
+    combine_contributions,
     fair_die,
     seed_commitment,
     verify_rolls,
@@ -38,6 +41,10 @@ EXAMPLE_SEED = bytes(range(32))
 EXAMPLE_SEED_HEX = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 EXAMPLE_COMMITMENT = "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd"
 EXAMPLE_DICE = [6, 3, 1, 2, 3, 1, 6, 6, 6, 5]
+# docs/fair-dice.md's example with two players' contributions to the client seed
+EXAMPLE_CONTRIBUTIONS = ["ann-7f3a", "bob-19c2"]
+EXAMPLE_CLIENT_SEED = "ann-7f3a\nbob-19c2"
+EXAMPLE_CONTRIBUTION_DICE = [6, 5, 1, 2, 6, 5]
 
 
 def reference_die(server_seed: bytes, client_seed: str, counter: int) -> int:
@@ -438,11 +445,118 @@ def test_doc_rejection_example_matches_the_code() -> None:
     assert fair_die(EXAMPLE_SEED, "nard", 74) == 4
 
 
-def test_doc_snippet_prints_the_example() -> None:
+# The page's Python snippets, in order, and what each prints.
+DOC_SNIPPETS = [
+    [EXAMPLE_COMMITMENT, str(EXAMPLE_DICE)],
+    [EXAMPLE_CLIENT_SEED.encode().hex(), str(EXAMPLE_CONTRIBUTION_DICE)],
+]
+
+
+@pytest.mark.parametrize("number", range(len(DOC_SNIPPETS)))
+def test_doc_snippets_print_the_examples(number: int) -> None:
     doc = DOC.read_text(encoding="utf-8")
-    (snippet,) = re.findall(r"```python\n(.*?)```", doc, re.DOTALL)
+    snippets = re.findall(r"```python\n(.*?)```", doc, re.DOTALL)
+    assert len(snippets) == len(DOC_SNIPPETS)
+    snippet = snippets[number]
     assert re.findall(r"^import (.*)$", snippet, re.MULTILINE) == ["hashlib, hmac"]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(snippet, {})
-    assert out.getvalue().splitlines() == [EXAMPLE_COMMITMENT, str(EXAMPLE_DICE)]
+    assert out.getvalue().splitlines() == DOC_SNIPPETS[number]
+    for line in DOC_SNIPPETS[number]:
+        assert f"`{line}`" in doc or f"\n{line}\n" in doc
+
+
+# --- contributions to the client seed (docs/fair-dice.md) -----------------------
+
+
+def test_contributions_are_joined_by_a_line_feed() -> None:
+    assert combine_contributions(EXAMPLE_CONTRIBUTIONS) == EXAMPLE_CLIENT_SEED
+    assert combine_contributions(["ann-7f3a", ""]) == "ann-7f3a\n"
+    assert combine_contributions(["", "", ""]) == "\n\n"
+    assert combine_contributions(["only"]) == "only"  # an older record's client seed
+    assert combine_contributions(("a", "b")) == "a\nb"
+
+
+def test_contribution_example_dice() -> None:
+    assert [fair_die(EXAMPLE_SEED, EXAMPLE_CLIENT_SEED, n) for n in range(6)] == (
+        EXAMPLE_CONTRIBUTION_DICE
+    )
+    assert [
+        reference_die(EXAMPLE_SEED, EXAMPLE_CLIENT_SEED, n) for n in range(6)
+    ] == EXAMPLE_CONTRIBUTION_DICE
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a", "ann-7f3a", "x" * 64, "🎲" * 64, "علی ۱۴۰۳", "a:b", "{seat}", " spaced ", "\u00a0\u200b"],
+)
+def test_valid_contributions(text: str) -> None:
+    assert check_contribution(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "it is empty (1-64 characters)"),
+        ("x" * 65, "too long, 65 characters (at most 64)"),
+        ("🎲" * 65, "too long, 65 characters"),
+        ("ann\nbob", "control character U+000A at position 4"),
+        ("\tann", "control character U+0009 at position 1"),
+        ("ann\x00", "control character U+0000 at position 4"),
+        ("a\x7f", "control character U+007F at position 2"),
+        ("a\x85", "control character U+0085 at position 2"),
+        ("a\x9f", "control character U+009F at position 2"),
+        ("🎲\r", "control character U+000D at position 2"),
+        ("a\u2028", "control character U+2028 at position 2"),
+        ("a\u2029", "control character U+2029 at position 2"),
+        ("a\ud800", "lone surrogate U+D800 at position 2"),
+        (7, "expected a string"),
+    ],
+)
+def test_invalid_contributions(text: str, message: str) -> None:
+    with pytest.raises(InvalidFairDiceError, match="invalid contribution") as info:
+        check_contribution(text)
+    assert message in str(info.value)
+
+
+def test_the_control_characters_are_unicode_category_cc_and_the_separators() -> None:
+    refused = set()
+    for code in range(0x3000):
+        try:
+            check_contribution(chr(code))
+        except InvalidFairDiceError:
+            refused.add(code)
+    cc = {code for code in range(0x3000) if unicodedata.category(chr(code)) == "Cc"}
+    assert len(cc) == 65
+    assert refused == cc | {0x2028, 0x2029}
+
+
+def test_doc_states_the_contribution_rules_and_example() -> None:
+    doc = DOC.read_text(encoding="utf-8")
+    section = doc[doc.index("## Contributions from the players") :]
+    for phrase in (
+        "1 to 64 characters",
+        "general category Cc",
+        "U+2028",
+        "joined by a line feed",
+        '"seat": 0, "player": "Ann", "seed": "ann-7f3a", "source": "player"',
+        "`ann-7f3a` and Bob (seat 1) `bob-19c2`",
+        "**" + ", ".join(map(str, EXAMPLE_CONTRIBUTION_DICE)) + "**",
+        "\nann-7f3a\nbob-19c2\n",
+    ):
+        assert phrase in section, phrase
+    rows = re.findall(
+        r"^\| (\d+) \| `([0-9a-f]{64})` \| 0x([0-9a-f]{2}) = (\d+)(?: \(([^)]*)\))? \| ([1-6]) \|$",
+        section,
+        re.MULTILINE,
+    )
+    assert [int(row[0]) for row in rows] == list(range(6))
+    for n, digest_hex, byte_hex, byte, skipped, face in rows:
+        message = f"{EXAMPLE_CLIENT_SEED}:{n}".encode()
+        digest = hmac.new(EXAMPLE_SEED, message, hashlib.sha256).digest()
+        assert digest.hex() == digest_hex
+        used = next(b for b in digest if b < 252)
+        assert used == int(byte_hex, 16) == int(byte)
+        assert bool(skipped) == (digest[0] >= 252)
+        assert int(face) == used % 6 + 1 == fair_die(EXAMPLE_SEED, EXAMPLE_CLIENT_SEED, int(n))

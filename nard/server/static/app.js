@@ -597,10 +597,11 @@ function verifyView() {
       }
       const outcome = await verifyRecord(JSON.parse(text));
       result.className = outcome.ok ? "ok" : "bad";
-      if (outcome.unrevealed) result.textContent = t("verify_unrevealed");
-      else if (!outcome.commitmentOk) result.textContent = t("verify_bad_commitment");
-      else if (outcome.mismatch) result.textContent = t("verify_bad_die", outcome.mismatch);
-      else result.textContent = t("verify_ok", { n: outcome.dice });
+      result.replaceChildren(...outcome.messages.map((m) => h("p", { text: t(m.key, m.values) })));
+      if (outcome.contributions.length) {
+        result.append(h("p", { text: t("verify_contributions") }), h("ul", { id: "verify-contributions" },
+          outcome.contributions.map((c) => h("li", { text: t(c.source === "timeout" ? "verify_contribution_missed" : "verify_contribution_row", c) }))));
+      }
     } catch (error) { result.className = "bad"; result.textContent = `${t("error")}: ${error.message}`; }
   };
   main().replaceChildren(h("section", { class: "card", id: "verify" },
