@@ -35,7 +35,6 @@ import httpx2 as httpx
 from nard.computer import computer_command
 from nard.engine import Engine, Level
 from nard.match.commands import Command
-from nard.match.dice import FairDice
 from nard.match.game import Game, GameAction
 from nard.server.tables import LiveTable, SeatInfo, TableRules
 
@@ -57,6 +56,10 @@ async def one_player(base: str, actions: int, times: list[float]) -> int:
         headers = {"X-CSRF-Token": me["csrf_token"]}
         body = {"opponent": "computer", "level": "expert", "match_length": 7}
         table = (await client.post("/api/tables", json=body, headers=headers)).json()
+        seed = {"contribution": f"load {random.random()}"}
+        table = (
+            await client.post(f"/api/tables/{table['id']}/seed", json=seed, headers=headers)
+        ).json()
         done = 0
         while done < actions and table["status"] == "playing" and table["to_act"] == table["you"]:
             command = simple_command(table)
@@ -91,8 +94,8 @@ def in_process_reference(actions: int) -> list[float]:
     rng = random.Random(1)
     times: list[float] = []
     while len(times) < actions:
-        table = LiveTable("ref", TableRules(match_length=7), seats, FairDice.new("r", rng=rng))
-        table.start()
+        table = LiveTable("ref", TableRules(match_length=7), seats, rng.randbytes(32))
+        table.contribute(0, "r")
         while len(times) < actions and table.status == "playing":
             start = time.perf_counter()
             if table.to_act == 0:
@@ -141,7 +144,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="nard-load-"))
     port = free_port()
-    env = {**os.environ, "NARD_DATA_DIR": str(folder), "NARD_PORT": str(port)}
+    env = {
+        **os.environ,
+        "NARD_DATA_DIR": str(folder),
+        "NARD_PORT": str(port),
+        # A load test: every guest plays from this one address as fast as it can.
+        "NARD_LIMITS": "guest= table= action= hint=",
+        "NARD_LOG_LEVEL": "warning",
+    }
     if args.database_url:
         env["NARD_DATABASE_URL"] = args.database_url
     server = subprocess.Popen(

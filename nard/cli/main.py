@@ -132,10 +132,14 @@ def _build_parser() -> argparse.ArgumentParser:
     )
 
     serve = sub.add_parser(
-        "serve", help="serve the web app (NARD_DATABASE_URL, NARD_DATA_DIR; default SQLite)"
+        "serve",
+        help="serve the web app (SQLite by default; every setting below)",
+        description="Serve the web app. Each option can also be set by the environment "
+        "variable shown with it; the option wins.",
     )
-    serve.add_argument("--host", default=None, help="address (default: NARD_HOST or 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=None, help="port (default: NARD_PORT or 8000)")
+    from nard.cli.serve import add_serve_options
+
+    add_serve_options(serve)
     return parser
 
 
@@ -240,8 +244,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return records.cmd_export(args.source, args.target, args.to)
         if args.command == "serve":
             from nard.cli.serve import cmd_serve
+            from nard.server.settings import SETTINGS
 
-            return cmd_serve(args.host, args.port)
+            return cmd_serve({s.name: getattr(args, s.name) for s in SETTINGS})
         from nard.cli.play import run_terminal_game
 
         if not 0 <= args.match <= 64:

@@ -1,41 +1,75 @@
-"""``nard serve``: the web app on uvicorn, at the address it prints."""
+"""``nard serve``: the web app on uvicorn, at the address it prints.
+
+Every setting of :class:`nard.server.Settings` is an option here and an
+environment variable (the option wins); ``nard serve --help`` lists them all.
+"""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+from typing import Any
 
 from nard.core import NardError
 
-__all__ = ["cmd_serve"]
+__all__ = ["add_serve_options", "cmd_serve"]
 
 
-def cmd_serve(host: str | None, port: int | None) -> int:
-    """Serve the app until interrupted; the settings come from the environment."""
+def add_serve_options(parser: argparse.ArgumentParser) -> None:
+    """One option per setting, named after it (``--database-url``, ``--redis-url``...)."""
+    from nard.server.settings import SETTINGS, Settings
+
+    defaults = {f.name: f.default for f in dataclasses.fields(Settings)}
+    for spec in SETTINGS:
+        default = defaults[spec.name]
+        shown = "" if default in ("", None) or spec.name == "data_dir" else f"; default {default}"
+        parser.add_argument(
+            "--" + spec.name.replace("_", "-"),
+            dest=spec.name,
+            default=None,
+            metavar=spec.env,
+            help=f"{spec.help} [{spec.env}{shown}]",
+        )
+
+
+def cmd_serve(options: dict[str, Any]) -> int:
+    """Serve the app until interrupted (SIGTERM or Ctrl-C: requests in flight finish,
+    WebSockets are closed so that clients reconnect, leases are given back)."""
     import uvicorn
     from sqlalchemy.exc import SQLAlchemyError
 
     from nard.server import Settings, create_app
+    from nard.server.logs import configure_logging
 
     try:
-        settings = Settings.from_env()
+        settings = Settings.from_env(**{k: v for k, v in options.items() if v is not None})
     except ValueError as exc:
         raise NardError(str(exc)) from None
-    if host is not None:
-        settings = dataclasses.replace(settings, host=host)
-    if port is not None:
-        if not 0 < port < 65536:
-            raise NardError(f"invalid port {port}: 1-65535")
-        settings = dataclasses.replace(settings, port=port)
+    configure_logging(settings.log_format, settings.log_level)
     try:
         app = create_app(settings)
     except SQLAlchemyError as exc:
         first = str(exc).splitlines()[0]
         shown = _shown(settings.database_url)
         raise NardError(f"cannot open the database {shown!r}: {first}") from None
+    except ValueError as exc:
+        raise NardError(str(exc)) from None
     where = _shown(settings.database_url)
     print(f"nard: serving at http://{settings.host}:{settings.port} (database {where})", flush=True)
-    # WebSocket frames are small JSON actions: refuse anything over 64 KB outright.
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", ws_max_size=65536)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        # WebSocket frames are small JSON actions: refuse anything over 64 KB outright.
+        ws_max_size=65536,
+        # Half-open connections: a socket that does not answer a ping is closed.
+        ws_ping_interval=settings.ping_interval,
+        ws_ping_timeout=settings.ping_interval,
+        timeout_keep_alive=5,
+        timeout_graceful_shutdown=int(settings.shutdown_grace),
+        proxy_headers=settings.trust_proxy,
+    )
     return 0
 
 

@@ -1,24 +1,33 @@
 """The web application: FastAPI routes and the WebSocket of live tables.
 
-Routes only check who is asking, validate, call :class:`TableService` and
-serialize. Every refusal has one shape, ``{"error": {"code", "message"}}``,
-with a 4xx status (:class:`~nard.server.schemas.ErrorBody`).
+Routes only check who is asking, apply the abuse limits, validate, call
+:class:`TableService` and serialize. Every refusal has one shape,
+``{"error": {"code", "message"}}`` with a 4xx status (a 409 about a table's
+state also carries the table as it now is, ``"table"``).
 
 Sign-in is a random token in an HttpOnly, SameSite=Lax cookie (only its
-SHA-256 is stored). Requests that change anything must carry the session's
-CSRF token in ``X-CSRF-Token`` (given by ``GET /api/me``), and any request
-with an ``Origin`` header from another site is refused, WebSockets included.
+SHA-256 is stored), replaced by a new one at every sign-in and registration.
+Requests that change anything must carry the session's CSRF token in
+``X-CSRF-Token`` (given by ``GET /api/me``), and any request with an
+``Origin`` header from another site is refused, WebSockets included. A
+WebSocket is bound to the session it was opened with and closed when that
+session ends.
+
+Every answer carries a request id (``X-Request-ID``), the security headers
+(a Content-Security-Policy without inline scripts, ``nosniff``, no framing,
+``Referrer-Policy``) and is counted in the metrics.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
+import logging
+import re
 import secrets
 import time
-from collections import deque
+from collections import Counter as Tally
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -26,8 +35,7 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
-from fastapi import Depends, FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi import Depends, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -35,12 +43,25 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from nard.server.abuse import (
+    LoginThrottle,
+    RateLimited,
+    RateLimits,
+    address_key,
+    policies_from_text,
+    verify_password_async,
+)
+from nard.server.logs import request_id
+from nard.server.metrics import Metrics
 from nard.server.models import PlayerRow
 from nard.server.schemas import (
     ActionRequest,
+    ConflictBody,
+    ContributionRequest,
     CredentialsRequest,
     ErrorBody,
     GuestRequest,
+    Health,
     JoinRequest,
     Me,
     NewTableRequest,
@@ -49,109 +70,179 @@ from nard.server.schemas import (
     TableSummary,
     TableView,
 )
-from nard.server.service import AnyTable, NewTable, ServiceError, TableService
+from nard.server.service import AnyTable, NewTable, ServiceError, TableService, Watcher
 from nard.server.settings import Settings
 from nard.server.storage import SESSION_LIFETIME, Storage, StoredTable, UsernameTakenError
 from nard.server.tables import TableRules
+from nard.server.usernames import InvalidUsernameError, canonical_username, check_username
 
 __all__ = ["create_app"]
 
+log = logging.getLogger("nard.server")
+
 COOKIE = "nard_session"
-RULE_FIELDS = {f.name for f in dataclasses.fields(TableRules)}
+RULE_FIELDS = {
+    "match_length",
+    "cube",
+    "crawford",
+    "holland",
+    "jacoby",
+    "beavers",
+    "raccoons",
+    "automatic_doubles",
+    "backgammon",
+}
 """The fields of a new table's request that are its rules."""
 MAX_BODY = 16 * 1024
 """The largest request body accepted (a new table's settings are under 1 KB)."""
 MAX_WS_MESSAGE = 4 * 1024
 
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+"""The page's Content-Security-Policy: its own scripts and styles only, none inline."""
+DOCS_CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
+    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net https://fonts.googleapis.com; "
+    "img-src 'self' data: https://fastapi.tiangolo.com https://cdn.redoc.ly; "
+    "font-src 'self' https://fonts.gstatic.com; connect-src 'self'; worker-src blob:; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+"""The API documentation pages (FastAPI's Swagger UI and ReDoc) load their scripts from
+a CDN and start them inline: only those two pages allow it."""
+SECURITY_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"permissions-policy", b"camera=(), microphone=(), geolocation=(), payment=()"),
+]
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
 _hasher = PasswordHasher()
 
-
-async def _password_ok(stored_hash: str | None, password: str) -> bool:
-    """Whether ``password`` matches the stored argon2 hash (a guest has none);
-    hashing runs in a thread, off the event loop."""
-    if not stored_hash:
-        return False
-    try:
-        return bool(await asyncio.to_thread(_hasher.verify, stored_hash, password))
-    except (VerificationError, InvalidHashError):
-        return False
-
-
-def _error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "malformed request"},
+    401: {"model": ErrorBody, "description": "not signed in"},
+    403: {"model": ErrorBody, "description": "forbidden: CSRF token, origin, seat or invite"},
+    404: {"model": ErrorBody, "description": "no such table"},
+    409: {"model": ConflictBody, "description": "the table's state refuses it (with the table)"},
+    413: {"model": ErrorBody, "description": "request body too large"},
+    422: {"model": ErrorBody, "description": "invalid input"},
+    429: {"model": ErrorBody, "description": "rate limited (Retry-After says when to retry)"},
+}
+"""Every error answer, for the OpenAPI document."""
 
 
-class _BodyLimit:
-    """Refuses request bodies over :data:`MAX_BODY` with 413, before the route reads them."""
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    return {code: ERRORS[code] for code in codes}
 
-    def __init__(self, app: ASGIApp) -> None:
+
+def _error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}, **extra}, status_code=status)
+
+
+def _client_address(scope: Scope, trust_proxy: bool) -> str:
+    """The client's address: the peer, or the first X-Forwarded-For hop behind a proxy."""
+    if trust_proxy:
+        for name, value in scope.get("headers", []):
+            if name == b"x-forwarded-for":
+                first = str(value.decode("latin-1")).split(",")[0].strip()
+                if first:
+                    return first[:64]
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
+
+
+class _Frontdoor:
+    """The outermost layer of every HTTP request: its request id, the security
+    headers, the body limit (413 before the route reads it), the access log line
+    and the metrics."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics, trust_proxy: bool) -> None:
         self.app = app
+        self.metrics = metrics
+        self.trust_proxy = trust_proxy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        for name, value in scope.get("headers", []):
-            if name == b"content-length" and (not value.isdigit() or int(value) > MAX_BODY):
-                await _error(413, "too_large", f"request bodies are at most {MAX_BODY} bytes")(
-                    scope, receive, send
-                )
-                return
-        seen = 0
+        incoming = next((v for k, v in scope.get("headers", []) if k == b"x-request-id"), b"")
+        text = incoming.decode("latin-1")
+        rid = text if _REQUEST_ID.fullmatch(text) else secrets.token_hex(8)
+        token = request_id.set(rid)
+        started = time.perf_counter()
+        status = 500
+        path = scope.get("path", "")
+        csp = DOCS_CSP if path in ("/docs", "/redoc") else CSP
 
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > MAX_BODY:
-                    raise ServiceError(413, "too_large", f"bodies are at most {MAX_BODY} bytes")
-            return message
+        async def send_with_headers(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = list(message.get("headers", []))
+                headers += SECURITY_HEADERS
+                headers.append((b"content-security-policy", csp.encode()))
+                headers.append((b"x-request-id", rid.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
 
-        await self.app(scope, limited, send)
+        try:
+            for name, value in scope.get("headers", []):
+                if name == b"content-length" and (not value.isdigit() or int(value) > MAX_BODY):
+                    response = _error(
+                        413, "too_large", f"request bodies are at most {MAX_BODY} bytes"
+                    )
+                    await response(scope, receive, send_with_headers)
+                    return
+            seen = 0
 
+            async def limited() -> Message:
+                nonlocal seen
+                message = await receive()
+                if message["type"] == "http.request":
+                    seen += len(message.get("body", b""))
+                    if seen > MAX_BODY:
+                        raise ServiceError(413, "too_large", f"bodies are at most {MAX_BODY} bytes")
+                return message
 
-class LoginThrottle:
-    """Wrong passwords per username: after ``limit`` within ``window`` seconds, sign-in
-    under that name is refused (429) until the oldest of them is ``window`` old.
-    Kept per process (several processes each count their own)."""
-
-    def __init__(
-        self,
-        limit: int = 10,
-        window: float = 900.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.limit = limit
-        self.window = window
-        self.clock = clock
-        self._failures: dict[str, deque[float]] = {}
-
-    def _recent(self, name: str) -> deque[float]:
-        times = self._failures.setdefault(name, deque())
-        while times and self.clock() - times[0] > self.window:
-            times.popleft()
-        return times
-
-    def blocked(self, name: str) -> bool:
-        return len(self._recent(name)) >= self.limit
-
-    def failed(self, name: str) -> None:
-        if len(self._failures) > 100_000:  # bound the memory a flood of names can take
-            self._failures.clear()
-        self._recent(name).append(self.clock())
-
-    def clear(self, name: str) -> None:
-        self._failures.pop(name, None)
+            await self.app(scope, limited, send_with_headers)
+        finally:
+            elapsed = time.perf_counter() - started
+            route = scope.get("route")
+            template = getattr(route, "path", None) or "unmatched"
+            self.metrics.requests.labels(template, scope.get("method", ""), str(status)).inc()
+            self.metrics.request_seconds.labels(template).observe(elapsed)
+            log.info(
+                "%s %s %s",
+                scope.get("method"),
+                path,
+                status,
+                extra={
+                    "method": scope.get("method"),
+                    "path": path,
+                    "status": status,
+                    "ms": round(elapsed * 1000, 2),
+                    "client": _client_address(scope, self.trust_proxy),
+                },
+            )
+            request_id.reset(token)
 
 
 class _Auth:
-    """The player behind a request (None for a visitor) and their CSRF token."""
+    """The player behind a request (None for a visitor), their CSRF token, their
+    cookie token and the client's address."""
 
-    def __init__(self, player: PlayerRow | None, csrf: str | None, token: str | None) -> None:
+    def __init__(
+        self, player: PlayerRow | None, csrf: str | None, token: str | None, address: str
+    ) -> None:
         self.player = player
         self.csrf = csrf
         self.token = token
+        self.address = address
 
 
 def _same_origin(request: Request) -> None:
@@ -161,12 +252,18 @@ def _same_origin(request: Request) -> None:
 
 
 async def _auth(request: Request) -> _Auth:
-    store: Storage = request.app.state.storage
+    app_state = request.app.state
+    store: Storage = app_state.storage
     token = request.cookies.get(COOKIE)
-    found = store.auth_session(token) if token else None
-    if found is None:
-        return _Auth(None, None, None)
-    return _Auth(found[0], found[1], token)
+    found = store.auth_session(token) if token and len(token) < 200 else None
+    address = address_key(_client_address(request.scope, app_state.settings.trust_proxy))
+    who = (
+        _Auth(None, None, None, address)
+        if found is None
+        else _Auth(found[0], found[1], token, address)
+    )
+    request.state.player = who.player
+    return who
 
 
 Auth = Annotated[_Auth, Depends(_auth)]
@@ -185,6 +282,14 @@ async def _changing(request: Request, who: Auth) -> _Auth:
 
 
 Changing = Annotated[_Auth, Depends(_changing)]
+Seq = Annotated[
+    int | None,
+    Query(
+        ge=0,
+        description="the table's sequence number the caller saw: refused with 409 "
+        "`stale` (and the fresh table) if it has moved on",
+    ),
+]
 
 
 def create_app(
@@ -192,21 +297,33 @@ def create_app(
     storage: Storage | None = None,
     *,
     server_seeds: Callable[[], bytes] | None = None,
+    service_options: dict[str, Any] | None = None,
 ) -> FastAPI:
     """The application, on ``storage`` (default: the database of ``settings``).
 
-    ``server_seeds`` makes the tables' secret dice seeds (see :class:`TableService`).
+    ``server_seeds`` makes the tables' secret dice seeds and ``service_options``
+    are further keywords of :class:`TableService` (a clock, say), for tests.
     """
     settings = settings or Settings.from_env()
     owns_storage = storage is None
     store = storage or Storage(settings.database_url)
     store.migrate()
+    metrics = Metrics()
     service = TableService(
         store,
         engine_workers=settings.engine_workers,
         server_seeds=server_seeds,
         redis_url=settings.redis_url,
+        contribution_timeout=settings.contribution_timeout,
+        computer_lease=settings.computer_lease,
+        cache_size=settings.table_cache,
+        idle_eviction=settings.table_idle,
+        metrics=metrics,
+        **(service_options or {}),
     )
+    limits = RateLimits(settings.redis_url, policies_from_text(settings.limits))
+    throttle = LoginThrottle(settings.redis_url)
+    sockets_by_client: Tally[str] = Tally()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -214,32 +331,52 @@ def create_app(
         yield
         await service.stop()
         service.close()
+        await limits.close()
+        await throttle.close()
         if owns_storage:
             store.close()
 
     app = FastAPI(
         title="nard",
         summary="Backgammon against the computer and online, with provably fair dice.",
-        version="0.1.0",
+        version="0.2.0",
         lifespan=lifespan,
-        responses={400: {"model": ErrorBody}},
+        responses=_errors(400, 413, 422),
     )
     app.state.service = service
     app.state.storage = store
-    throttle = LoginThrottle()
-    app.add_middleware(_BodyLimit)
+    app.state.settings = settings
+    app.state.limits = limits
+    app.state.metrics = metrics
+    app.add_middleware(_Frontdoor, metrics=metrics, trust_proxy=settings.trust_proxy)
 
     # -- errors ------------------------------------------------------------------
     @app.exception_handler(ServiceError)
-    async def service_error(_request: Request, exc: ServiceError) -> JSONResponse:
-        return _error(exc.status, exc.code, exc.message)
+    async def service_error(request: Request, exc: ServiceError) -> JSONResponse:
+        extra: dict[str, Any] = {}
+        if exc.table is not None:
+            extra["table"] = service.render(exc.table, getattr(request.state, "player", None))
+        return _error(exc.status, exc.code, exc.message, **extra)
+
+    @app.exception_handler(RateLimited)
+    async def rate_limited(_request: Request, exc: RateLimited) -> JSONResponse:
+        metrics.rate_limited.labels(exc.policy).inc()
+        response = _error(429, "rate_limited", str(exc))
+        response.headers["Retry-After"] = str(exc.retry_after_seconds)
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
         parts = []
         for err in exc.errors()[:5]:
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
-            parts.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
+            message = str(err.get("msg", "invalid"))
+            if err.get("type") == "extra_forbidden" and where == "client_seed":
+                message = (
+                    "the client seed is no longer chosen here: after the table is created, "
+                    "send your contribution to the dice with POST /api/tables/{id}/seed"
+                )
+            parts.append(f"{where or 'body'}: {message}")
         return _error(422, "invalid_request", "; ".join(parts) or "invalid request")
 
     @app.exception_handler(StarletteHTTPException)
@@ -261,11 +398,54 @@ def create_app(
             id=player.id, name=player.display_name, guest=player.username is None, csrf_token=csrf
         )
 
-    # -- players -------------------------------------------------------------------
-    @app.get("/api/health")
-    async def health() -> dict[str, str]:
-        return {"status": "ok"}
+    async def end_session(token: str | None) -> None:
+        """Sign out ``token``'s session (the session id changes at every sign-in) and
+        close its sockets."""
+        if token:
+            await service.end_session(store.end_auth_session(token))
 
+    # -- operations ------------------------------------------------------------------
+    @app.get("/healthz", response_model=Health, tags=["operations"])
+    async def healthz() -> Health:
+        """Liveness: the process answers."""
+        return Health(status="ok")
+
+    @app.get("/api/health", response_model=Health, include_in_schema=False)
+    async def health() -> Health:
+        return Health(status="ok")
+
+    @app.get(
+        "/readyz",
+        response_model=Health,
+        tags=["operations"],
+        responses={503: {"model": Health, "description": "not ready"}},
+    )
+    async def readyz() -> Response:
+        """Readiness: the database answers; with Redis, whether its subscription is up
+        (while it is down the process still serves correct state, polling the database:
+        ``degraded``)."""
+        try:
+            await asyncio.to_thread(store.ping)
+            database = "ok"
+        except Exception as exc:  # any driver error: report it, never raise
+            database = f"unreachable: {str(exc).splitlines()[0][:200]}"
+        redis = None if settings.redis_url is None else ("up" if service.redis_ok else "down")
+        if database != "ok" or service.stopping:
+            status = "unavailable"
+        elif redis == "down":
+            status = "degraded"
+        else:
+            status = "ready"
+        body = Health(status=status, database=database, redis=redis)  # type: ignore[arg-type]
+        return JSONResponse(body.model_dump(), status_code=503 if status == "unavailable" else 200)
+
+    if settings.metrics:
+
+        @app.get("/metrics", include_in_schema=False)
+        async def prometheus() -> Response:
+            return Response(metrics.exposition(), media_type="text/plain; version=0.0.4")
+
+    # -- players -------------------------------------------------------------------
     @app.get("/api/me", response_model=Me | None)
     async def me(who: Auth) -> Me | None:
         if who.player is None or who.csrf is None:
@@ -273,69 +453,84 @@ def create_app(
         p = who.player
         return Me(id=p.id, name=p.display_name, guest=p.username is None, csrf_token=who.csrf)
 
-    @app.post("/api/guest", response_model=Me)
-    async def guest(body: GuestRequest, request: Request, response: Response) -> Me:
+    @app.post("/api/guest", response_model=Me, responses=_errors(403, 429))
+    async def guest(body: GuestRequest, request: Request, response: Response, who: Auth) -> Me:
         _same_origin(request)
+        await limits.hit("guest", f"address:{who.address}")
         name = body.name or f"Guest {secrets.randbelow(9000) + 1000}"
+        await end_session(who.token)
         return start_session(response, store.create_player(name))
 
-    @app.post("/api/register", response_model=Me)
+    @app.post("/api/register", response_model=Me, responses=_errors(403, 409, 429))
     async def register(
         body: CredentialsRequest, request: Request, response: Response, who: Auth
     ) -> Me:
+        """An account (a guest who registers keeps their games); the session id changes."""
         _same_origin(request)
+        try:
+            username = check_username(body.username)
+        except InvalidUsernameError as exc:
+            raise ServiceError(422, "invalid_username", str(exc)) from None
+        await limits.hit("register", f"address:{who.address}")
+        key = canonical_username(username)
         hashed = await asyncio.to_thread(_hasher.hash, body.password)
         try:
             if who.player is not None and who.player.username is None:
-                player = store.upgrade_guest(who.player.id, body.username, hashed)
+                player = store.upgrade_guest(who.player.id, username, hashed, username_key=key)
             else:
-                player = store.create_player(body.username, body.username, hashed)
-        except UsernameTakenError as exc:
-            raise ServiceError(409, "username_taken", str(exc)) from None
-        return start_session(response, player)
-
-    @app.post("/api/login", response_model=Me)
-    async def login(body: CredentialsRequest, request: Request, response: Response) -> Me:
-        _same_origin(request)
-        name = body.username.lower()
-        if throttle.blocked(name):
+                player = store.create_player(username, username, hashed, username_key=key)
+        except UsernameTakenError:
             raise ServiceError(
-                429, "too_many_attempts", "too many wrong passwords: try again in a few minutes"
-            )
-        player = store.player_by_username(body.username)
-        ok = player is not None and await _password_ok(player.password_hash, body.password)
-        if not ok or player is None:
-            throttle.failed(name)
-            raise ServiceError(401, "bad_credentials", "wrong username or password")
-        throttle.clear(name)
+                409, "username_taken", f"the username {username!r} (or one like it) is taken"
+            ) from None
+        await end_session(who.token)
         return start_session(response, player)
 
-    @app.post("/api/password", status_code=204)
+    @app.post("/api/login", response_model=Me, responses=_errors(401, 403, 429))
+    async def login(
+        body: CredentialsRequest, request: Request, response: Response, who: Auth
+    ) -> Me:
+        """Sign in. Wrong passwords back off per account and client address and per
+        address; unknown and known names take the same work. The session id changes."""
+        _same_origin(request)
+        await limits.hit("login", f"address:{who.address}")
+        await throttle.check(body.username, who.address)
+        player = store.player_by_username(body.username, canonical_username(body.username))
+        ok = await verify_password_async(player.password_hash if player else None, body.password)
+        if not ok or player is None:
+            await throttle.failed(body.username, who.address)
+            raise ServiceError(401, "bad_credentials", "wrong username or password")
+        await throttle.succeeded(body.username, who.address)
+        await end_session(who.token)
+        return start_session(response, player)
+
+    @app.post("/api/password", status_code=204, responses=_errors(401, 403))
     async def change_password(body: PasswordRequest, who: Changing) -> Response:
         """A new password (the current one first); every other session is signed out."""
         player = who.player
         assert player is not None and who.token is not None
-        if not await _password_ok(player.password_hash, body.current):
+        if not await verify_password_async(player.password_hash, body.current):
             raise ServiceError(403, "bad_credentials", "the current password is wrong")
         store.set_password(player.id, await asyncio.to_thread(_hasher.hash, body.new))
-        store.end_other_sessions(player.id, who.token)
+        for ended in store.end_other_sessions(player.id, who.token):
+            await service.end_session(ended)
         return Response(status_code=204)
 
-    @app.post("/api/logout", status_code=204)
+    @app.post("/api/logout", status_code=204, responses=_errors(401, 403))
     async def logout(who: Changing) -> Response:
-        assert who.token is not None
-        store.end_auth_session(who.token)
+        """Sign out: the session ends and its WebSockets close."""
+        await end_session(who.token)
         response = Response(status_code=204)
         response.delete_cookie(COOKIE)
         return response
 
     # -- tables --------------------------------------------------------------------
-    def view(table: AnyTable, player: PlayerRow | None) -> TableView:
-        seat = service.seat_of(table, player)
-        out = TableView.model_validate(table.view(seat))
-        if seat is not None and table.status == "waiting":
-            out.invite = service.invite_token(table.id)
-        return out
+    def table_response(table: AnyTable, player: PlayerRow | None, status: int = 200) -> Response:
+        return Response(
+            json.dumps(service.render(table, player), separators=(",", ":")),
+            status_code=status,
+            media_type="application/json",
+        )
 
     def summary(stored: StoredTable) -> TableSummary:
         row = stored.row
@@ -354,9 +549,26 @@ def create_app(
             created_at=row.created_at.isoformat(),
         )
 
-    @app.post("/api/tables", response_model=TableView, status_code=201)
-    async def new_table(body: NewTableRequest, who: Changing) -> TableView:
+    async def acting(who: _Auth, policy: str = "action") -> PlayerRow:
+        """The player, counted against ``policy``: per player, and for table creation
+        also per address (actions and hints are a player's own pace)."""
         assert who.player is not None
+        keys = [f"player:{who.player.id}"]
+        if policy == "table":
+            keys.append(f"address:{who.address}")
+        await limits.hit(policy, *keys)
+        return who.player
+
+    @app.post(
+        "/api/tables",
+        response_model=TableView,
+        status_code=201,
+        responses=_errors(401, 403, 429),
+    )
+    async def new_table(body: NewTableRequest, who: Changing) -> Response:
+        """A new table, committed to its dice: each seated person then sends their
+        contribution (``/seed``); the first roll follows the last one."""
+        player = await acting(who, "table")
         try:
             rules = TableRules(**body.model_dump(include=RULE_FIELDS))
         except ValueError as exc:
@@ -366,13 +578,12 @@ def create_app(
             rules=rules,
             level=body.level if body.opponent == "computer" or chouette else None,
             seat=body.seat,
-            client_seed=body.client_seed,
             public=body.public,
             chouette=body.players if chouette else 0,
             computers=body.computers if chouette else 0,
         )
-        table = await service.create(who.player, spec)
-        return view(table, who.player)
+        table = await service.create(player, spec)
+        return table_response(table, player, 201)
 
     @app.get("/api/tables", response_model=list[TableSummary])
     async def lobby() -> list[TableSummary]:
@@ -384,46 +595,102 @@ def create_app(
             return []
         return [summary(t) for t in store.tables_of(who.player.id)]
 
-    @app.get("/api/tables/{table_id}", response_model=TableView)
-    async def get_table(table_id: str, who: Auth) -> TableView:
-        return view(await service.get(_check_id(table_id)), who.player)
+    @app.get("/api/tables/{table_id}", response_model=TableView, responses=_errors(404))
+    async def get_table(table_id: str, who: Auth) -> Response:
+        """The table as the caller sees it (if the computer is to act, after it has)."""
+        return table_response(await service.get(_check_id(table_id)), who.player)
 
-    @app.post("/api/tables/{table_id}/join", response_model=TableView)
-    async def join(table_id: str, body: JoinRequest, who: Changing) -> TableView:
-        assert who.player is not None
-        table = await service.join(_check_id(table_id), who.player, body.invite)
-        return view(table, who.player)
+    @app.post(
+        "/api/tables/{table_id}/join",
+        response_model=TableView,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def join(table_id: str, body: JoinRequest, who: Changing, seq: Seq = None) -> Response:
+        """Sit in the open seat (``invite`` unless public), with one's contribution to the
+        dice if given at once."""
+        player = await acting(who)
+        table = await service.join(_check_id(table_id), player, body.invite, body.contribution, seq)
+        return table_response(table, player)
 
-    @app.post("/api/tables/{table_id}/actions", response_model=TableView)
-    async def act(table_id: str, body: ActionRequest, who: Changing) -> TableView:
-        assert who.player is not None
+    @app.post(
+        "/api/tables/{table_id}/leave",
+        response_model=TableView,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def leave(table_id: str, who: Changing, seq: Seq = None) -> Response:
+        """Give up one's seat before the first roll."""
+        player = await acting(who)
+        return table_response(await service.leave(_check_id(table_id), player, seq), player)
+
+    @app.post(
+        "/api/tables/{table_id}/seed",
+        response_model=TableView,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def seed(
+        table_id: str, body: ContributionRequest, who: Changing, seq: Seq = None
+    ) -> Response:
+        """The caller's contribution to the table's dice, after seeing its commitment."""
+        player = await acting(who)
+        table = await service.contribute(_check_id(table_id), player, body.contribution, seq)
+        return table_response(table, player)
+
+    @app.post(
+        "/api/tables/{table_id}/start",
+        response_model=TableView,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def start(table_id: str, who: Changing, seq: Seq = None) -> Response:
+        """Start without the contributions that did not come before the deadline (they
+        are recorded as timed out)."""
+        player = await acting(who)
+        return table_response(await service.start_table(_check_id(table_id), player, seq), player)
+
+    @app.post(
+        "/api/tables/{table_id}/actions",
+        response_model=TableView,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def act(table_id: str, body: ActionRequest, who: Changing) -> Response:
+        """One action in the caller's seat; the computer's answer follows in the reply."""
+        player = await acting(who)
         data = body.model_dump(exclude={"seq"}, exclude_none=True)
-        table = await service.act(_check_id(table_id), who.player, data, body.seq)
-        return view(table, who.player)
+        table = await service.act(_check_id(table_id), player, data, body.seq)
+        return table_response(table, player)
 
-    @app.post("/api/tables/{table_id}/next-game", response_model=TableView)
-    async def next_game(table_id: str, who: Changing) -> TableView:
-        assert who.player is not None
-        return view(await service.next_game(_check_id(table_id), who.player), who.player)
+    @app.post(
+        "/api/tables/{table_id}/next-game",
+        response_model=TableView,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def next_game(table_id: str, who: Changing, seq: Seq = None) -> Response:
+        player = await acting(who)
+        return table_response(await service.next_game(_check_id(table_id), player, seq), player)
 
-    @app.post("/api/tables/{table_id}/end", response_model=TableView)
-    async def end(table_id: str, who: Changing) -> TableView:
-        assert who.player is not None
-        return view(await service.end(_check_id(table_id), who.player), who.player)
+    @app.post(
+        "/api/tables/{table_id}/end",
+        response_model=TableView,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def end(table_id: str, who: Changing, seq: Seq = None) -> Response:
+        """Stop a money session between games, or close a table that has not started."""
+        player = await acting(who)
+        return table_response(await service.end(_check_id(table_id), player, seq), player)
 
-    @app.get("/api/tables/{table_id}/hint")
+    @app.get("/api/tables/{table_id}/hint", responses=_errors(401, 403, 404, 409, 429))
     async def hint(table_id: str, who: Auth) -> dict[str, Any]:
         if who.player is None:
             raise ServiceError(401, "not_signed_in", "play as a guest or sign in first")
-        return await service.hint(_check_id(table_id), who.player)
+        player = await acting(who, "hint")
+        return await service.hint(_check_id(table_id), player)
 
-    @app.get("/api/tables/{table_id}/replay")
+    @app.get("/api/tables/{table_id}/replay", responses=_errors(404))
     async def replay(table_id: str) -> dict[str, Any]:
         """Every step of the table's games, for the replay viewer."""
         table = await service.get(_check_id(table_id))
         return {"steps": table.steps}
 
-    @app.get("/api/tables/{table_id}/record.{fmt}")
+    @app.get("/api/tables/{table_id}/record.{fmt}", responses=_errors(404))
     async def record(table_id: str, fmt: str) -> Response:
         table = await service.get(_check_id(table_id))
         text, media = service.export(table, fmt)
@@ -437,72 +704,115 @@ def create_app(
     # -- live tables -----------------------------------------------------------------
     @app.websocket("/ws/tables/{table_id}")
     async def live(socket: WebSocket, table_id: str) -> None:
+        """The table after every committed change; takes the same action objects as
+        ``/actions`` and ``{"type": "ping"}`` (answered ``{"type": "pong"}``)."""
         origin = socket.headers.get("origin")
         if origin and urlsplit(origin).netloc != socket.headers.get("host"):
             await socket.close(code=4403, reason="cross-origin")
             return
+        address = address_key(_client_address(socket.scope, settings.trust_proxy))
         token = socket.cookies.get(COOKIE)
-        found = store.auth_session(token) if token else None
+        found = store.auth_session(token) if token and len(token) < 200 else None
         player = found[0] if found else None
+        session = store.token_hash(token) if found and token else None
         try:
             table = await service.get(_check_id(table_id))
         except ServiceError as exc:
             await socket.close(code=4404, reason=exc.message[:100])
             return
-        await socket.accept()
-        # Each change is turned into this client's view when it happens, so the
-        # client sees every step (the computer's roll, then its play).
-        updates: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        loop = asyncio.get_running_loop()
-
-        def snapshot(changed: AnyTable) -> None:
-            # Called from whichever loop made the change (one per test client;
-            # the Redis listener's): hand the view over to this socket's loop.
-            loop.call_soon_threadsafe(updates.put_nowait, view(changed, player).model_dump())
-
-        service.watch(table.id, snapshot)
-
-        async def pump() -> None:
-            while True:
-                await socket.send_json({"type": "table", "table": await updates.get()})
-
-        sender = asyncio.create_task(pump())
+        if service.watchers(table.id) >= settings.sockets_per_table:
+            await socket.close(code=4429, reason="too many watchers at this table")
+            return
+        if sockets_by_client[address] >= settings.sockets_per_client:
+            await socket.close(code=4429, reason="too many sockets from this address")
+            return
+        sockets_by_client[address] += 1
         try:
-            await socket.send_json({"type": "table", "table": view(table, player).model_dump()})
-            while True:
-                text = await socket.receive_text()
-                await _ws_message(socket, text, table.id, player)
-        except WebSocketDisconnect:
-            pass
+            await socket.accept()
+            watcher = Watcher(player, session, limit=service.watch_queue)
+            service.watch(table.id, watcher)
+            sender = asyncio.get_running_loop().create_task(_pump(socket, watcher))
+            try:
+                watcher.offer(json.dumps({"type": "table", "table": service.render(table, player)}))
+                while not sender.done():
+                    try:
+                        message = await asyncio.wait_for(
+                            socket.receive(), timeout=settings.socket_idle
+                        )
+                    except TimeoutError:
+                        watcher.drop("idle: nothing received")
+                        break
+                    if message["type"] == "websocket.disconnect":
+                        break
+                    await _ws_message(socket, message, table.id, player, token, address)
+            except WebSocketDisconnect:
+                pass
+            finally:
+                service.unwatch(table.id, watcher)
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    if not sender.done():
+                        watcher.drop("closed")
+                    await asyncio.wait_for(sender, timeout=1)
+                if not sender.done():
+                    sender.cancel()
         finally:
-            service.unwatch(table.id, snapshot)
-            sender.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sender
+            sockets_by_client[address] -= 1
+            if sockets_by_client[address] <= 0:
+                del sockets_by_client[address]
 
     async def _ws_message(
-        socket: WebSocket, text: str, table_id: str, player: PlayerRow | None
+        socket: WebSocket,
+        message: Message,
+        table_id: str,
+        player: PlayerRow | None,
+        token: str | None,
+        address: str,
     ) -> None:
-        async def refuse(code: str, message: str) -> None:
-            await socket.send_json({"type": "error", "error": {"code": code, "message": message}})
+        async def refuse(code: str, text: str, table: AnyTable | None = None) -> None:
+            out: dict[str, Any] = {"type": "error", "error": {"code": code, "message": text}}
+            await socket.send_text(json.dumps(out))
+            if table is not None:
+                view = service.render(table, player)
+                await socket.send_text(json.dumps({"type": "table", "table": view}))
 
+        text = message.get("text")
+        if text is None:
+            await refuse("invalid_request", "binary frames are not accepted: send JSON text")
+            return
         if len(text) > MAX_WS_MESSAGE:
             await refuse("too_large", f"messages are at most {MAX_WS_MESSAGE} characters")
             return
         try:
-            message = json.loads(text)
-            body = ActionRequest.model_validate(message)
-        except (ValueError, ValidationError) as exc:
-            await refuse("invalid_request", f"not an action: {str(exc).splitlines()[0]}")
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            await refuse("invalid_request", f"not JSON: {str(exc)[:100]}")
             return
-        if player is None:
-            await refuse("not_signed_in", "spectators cannot act")
+        if isinstance(data, dict) and data.get("type") == "ping" and len(data) == 1:
+            await socket.send_text('{"type":"pong"}')
             return
         try:
+            body = ActionRequest.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0] if exc.errors() else {"msg": "invalid"}
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            await refuse("invalid_request", f"not an action: {where or 'message'}: {first['msg']}")
+            return
+        if player is None or token is None:
+            await refuse("not_signed_in", "spectators cannot act")
+            return
+        if store.auth_session(token) is None:  # signed out since the socket opened
+            await refuse("not_signed_in", "this session has ended: sign in again")
+            await socket.close(code=4401, reason="signed out")
+            return
+        try:
+            await limits.hit("action", f"player:{player.id}")
             data = body.model_dump(exclude={"seq"}, exclude_none=True)
             await service.act(table_id, player, data, body.seq)
         except ServiceError as exc:
-            await refuse(exc.code, exc.message)
+            await refuse(exc.code, exc.message, exc.table)
+        except RateLimited as exc:
+            metrics.rate_limited.labels(exc.policy).inc()
+            await refuse("rate_limited", str(exc))
 
     # -- the page -----------------------------------------------------------------------
     static = resources.files("nard.server") / "static"
@@ -514,6 +824,23 @@ def create_app(
     for path in ("/", "/play/{table_id}", "/verify", "/archive", "/rules"):
         app.add_api_route(path, _page_route(page), include_in_schema=False)
     return app
+
+
+async def _pump(socket: WebSocket, watcher: Watcher) -> None:
+    """Send the watcher's queued messages until it is dropped; then close the socket."""
+    while True:
+        text = await watcher.queue.get()
+        if text is None:
+            reason = watcher.closed_because or "closed"
+            code = {
+                "signed out": 4401,
+                "the server is restarting": 1012,
+                "closed": 1000,
+            }.get(reason, 4008)
+            with contextlib.suppress(Exception):
+                await socket.close(code=code, reason=reason[:100])
+            return
+        await socket.send_text(text)
 
 
 def _page_route(page: Callable[[], Awaitable[HTMLResponse]]) -> Callable[..., Any]:

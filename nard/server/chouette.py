@@ -24,7 +24,6 @@ from typing import Any
 
 from nard.match.chouette import Chouette, ChouetteGame
 from nard.match.commands import Command, InvalidCommandError, perform
-from nard.match.dice import FairDice
 from nard.match.game import Decision, Game, GameAction, MatchStateError
 from nard.match.match import MoneyRules
 from nard.notation.json_record import DiceCommitment
@@ -70,17 +69,16 @@ class ChouetteTable(TableBase):
         table_id: str,
         rules: TableRules,
         seats: Sequence[SeatInfo],
-        dice: FairDice,
+        server_seed: bytes,
         *,
-        finished: bool = False,
+        client_seed: str | None = None,
     ) -> None:
         if not 3 <= len(seats) <= 8:
             raise ValueError(f"a chouette is for 3-8 players, not {len(seats)}")
         if rules.match_length:
             raise ValueError("a chouette is played for money (match length 0)")
-        super().__init__(table_id, rules, seats, dice, finished=finished)
+        super().__init__(table_id, rules, seats, server_seed, client_seed=client_seed)
         self.chouette: Chouette | None = None
-        self.log: list[tuple[int, dict[str, Any]]] = []
         self.seating_dice = 0  # the dice of the draw for the box and the captain
         self.votes: dict[int, bool] = {}  # a team double being agreed
         self.answers: dict[int, bool] = {}  # the members' answers to the box's double
@@ -242,19 +240,15 @@ class ChouetteTable(TableBase):
         if action == "roll":
             self.double_refused = False
 
-    def replay(self, log: Sequence[tuple[int, Mapping[str, Any]]]) -> None:
-        for seat, command in log:
-            if seat == TABLE_SEAT:
-                if command["action"] == "seat":
-                    self._seat_players()
-                else:
-                    self.chouette_new_game()
+    def _replay_game_action(self, seat: int, command: Mapping[str, Any]) -> None:
+        if seat == TABLE_SEAT:
+            if command["action"] == "seat":
+                self._seat_players()
             else:
-                self._apply(seat, parse_command(command))
-            self._logged(seat, dict(command))
-
-    def is_match_over(self) -> bool:
-        return False
+                self.chouette_new_game()
+        else:
+            self._apply(seat, parse_command(command))
+        self._logged(seat, dict(command))
 
     def scores(self) -> list[int]:
         return self.standings()
@@ -354,7 +348,7 @@ class ChouetteTable(TableBase):
             "match_length": 0,
             "game_number": len(self.chouette.games) if self.chouette else 0,
             "crawford": False,
-            "seq": len(self.log),
+            "seq": self.seq,
             "to_act": waiting[0] if waiting else None,
             "waiting_for": waiting,
             "game": gview,

@@ -12,7 +12,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = ["AuthSession", "Base", "PlayerRow", "TableActionRow", "TableRow", "TableSeatRow"]
@@ -30,9 +39,13 @@ class PlayerRow(Base):
     """A person: a guest (no username) or an account (username and password hash)."""
 
     __tablename__ = "players"
+    __table_args__ = (UniqueConstraint("username_key", name="uq_players_username_key"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     username: Mapped[str | None] = mapped_column(String(32), unique=True)
+    username_key: Mapped[str | None] = mapped_column(String(100))
+    """The username as compared (:func:`nard.server.usernames.canonical_username`):
+    no two accounts share it."""
     display_name: Mapped[str] = mapped_column(String(32))
     password_hash: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
@@ -66,6 +79,13 @@ class TableRow(Base):
     public: Mapped[bool] = mapped_column(Boolean, default=False)
     creator_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
     action_count: Mapped[int] = mapped_column(Integer, default=0)
+    """The table's sequence number: every change appends actions and advances it
+    with a compare-and-set, whichever process makes the change."""
+    seed_deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    """When the seats' dice contributions are due (set once every seat is filled)."""
+    lease_owner: Mapped[str | None] = mapped_column(String(32))
+    """The server process thinking for the computer's seat, while it does."""
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class TableSeatRow(Base):

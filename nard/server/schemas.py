@@ -6,18 +6,30 @@ page's client is written against.
 
 from __future__ import annotations
 
-from typing import Literal
+import unicodedata
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StringConstraints,
+)
 
 from nard.engine import Level
 
 __all__ = [
     "ActionRequest",
+    "ConflictBody",
+    "ContributionRequest",
     "CredentialsRequest",
     "ErrorBody",
     "GameView",
     "GuestRequest",
+    "Health",
     "HistoryEntry",
     "JoinRequest",
     "LegalPlay",
@@ -31,8 +43,34 @@ __all__ = [
 ]
 
 
+def _no_control_characters(text: str) -> str:
+    for index, char in enumerate(text):
+        if unicodedata.category(char) == "Cc" or char in "\u2028\u2029":
+            raise ValueError(
+                f"control character U+{ord(char):04X} at position {index + 1} is not allowed"
+            )
+    return text
+
+
+_CLEAN = AfterValidator(_no_control_characters)
+GuestName = Annotated[
+    str, StringConstraints(min_length=1, max_length=24, pattern=r"^[\w .\-]+$"), _CLEAN
+]
+Username = Annotated[str, StringConstraints(min_length=1, max_length=64), _CLEAN]
+Password = Annotated[str, StringConstraints(min_length=8, max_length=200), _CLEAN]
+CurrentPassword = Annotated[str, StringConstraints(min_length=1, max_length=200), _CLEAN]
+Seed = Annotated[str, StringConstraints(min_length=1, max_length=64), _CLEAN]
+"""A contribution to the dice (its own rules are checked by the table, too)."""
+Invite = Annotated[str, StringConstraints(max_length=64), _CLEAN]
+ActionName = Annotated[str, StringConstraints(min_length=1, max_length=20), _CLEAN]
+PlayText = Annotated[str, StringConstraints(max_length=200), _CLEAN]
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request body: unknown fields, numbers given as booleans or text, and text with
+    control characters are refused."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class ErrorDetail(BaseModel):
@@ -47,17 +85,17 @@ class ErrorBody(BaseModel):
 
 
 class GuestRequest(_Strict):
-    name: str | None = Field(default=None, min_length=1, max_length=24, pattern=r"^[\w .\-]+$")
+    name: GuestName | None = None
 
 
 class CredentialsRequest(_Strict):
-    username: str = Field(min_length=3, max_length=24, pattern=r"^[\w.\-]+$")
-    password: str = Field(min_length=8, max_length=200)
+    username: Username
+    password: Password
 
 
 class PasswordRequest(_Strict):
-    current: str = Field(min_length=1, max_length=200)
-    new: str = Field(min_length=8, max_length=200)
+    current: CurrentPassword
+    new: Password
 
 
 class Me(BaseModel):
@@ -71,38 +109,48 @@ class NewTableRequest(_Strict):
     """A new table: against the computer (``opponent: "computer"``, ``level``), a
     person (an invite link; ``public`` also lists it in the lobby), or a chouette of
     ``players`` (3-8; ``computers`` of them the computer at ``level``, the other
-    seats open to people; money play)."""
+    seats open to people; money play). The dice contributions come afterwards,
+    once the server's commitment is known (``POST /api/tables/{id}/seed``)."""
 
     opponent: Literal["computer", "person", "chouette"] = "computer"
-    level: Level = Level.EXPERT
+    level: Annotated[Level, Field(strict=False)] = Level.EXPERT
     seat: Literal[0, 1] = 0
-    match_length: int = Field(default=5, ge=0, le=64, description="0 for money play")
-    cube: bool = True
-    crawford: bool = True
-    holland: bool = False
-    jacoby: bool = False
-    beavers: bool = False
-    raccoons: bool = False
-    automatic_doubles: int = Field(default=0, ge=0, le=6)
+    match_length: StrictInt = Field(default=5, ge=0, le=64, description="0 for money play")
+    cube: StrictBool = True
+    crawford: StrictBool = True
+    holland: StrictBool = False
+    jacoby: StrictBool = False
+    beavers: StrictBool = False
+    raccoons: StrictBool = False
+    automatic_doubles: StrictInt = Field(default=0, ge=0, le=6)
     backgammon: Literal[2, 3] = 3
-    public: bool = False
-    client_seed: str | None = Field(default=None, min_length=1, max_length=64)
-    players: int = Field(default=3, ge=3, le=8)
-    computers: int = Field(default=0, ge=0, le=7)
+    public: StrictBool = False
+    players: StrictInt = Field(default=3, ge=3, le=8)
+    computers: StrictInt = Field(default=0, ge=0, le=7)
 
 
 class JoinRequest(_Strict):
-    invite: str | None = Field(default=None, max_length=64)
+    invite: Invite | None = None
+    contribution: Seed | None = Field(
+        default=None, description="the joiner's contribution to the dice, if given at once"
+    )
+
+
+class ContributionRequest(_Strict):
+    """A seated person's contribution to the dice (docs/fair-dice.md): 1-64 characters
+    of their choosing, sent after seeing the server's commitment."""
+
+    contribution: Seed
 
 
 class ActionRequest(_Strict):
     """One action in the caller's seat; ``seq`` (optional) is the number of actions
     the caller has seen, refused with 409 if the table moved on."""
 
-    action: str = Field(max_length=20)
-    play: str | None = Field(default=None, max_length=200)
-    points: int | None = None
-    seq: int | None = Field(default=None, ge=0)
+    action: ActionName
+    play: PlayText | None = None
+    points: StrictInt | None = None
+    seq: StrictInt | None = Field(default=None, ge=0)
 
 
 class SeatView(BaseModel):
@@ -156,6 +204,13 @@ class GameView(BaseModel):
     history: list[HistoryEntry]
 
 
+class ContributionView(BaseModel):
+    seat: int
+    given: bool
+    seed: str | None
+    source: Literal["player", "timeout"] | None
+
+
 class TableView(BaseModel):
     """A table as one client sees it. ``you`` is the caller's seat (None: watching);
     ``side`` the game's player the caller plays (0 or 1; in a chouette 0 is the box,
@@ -164,7 +219,7 @@ class TableView(BaseModel):
 
     id: str
     kind: Literal["match", "money", "chouette"]
-    status: Literal["waiting", "playing", "finished"]
+    status: Literal["waiting", "seeding", "playing", "finished"]
     rules: dict[str, int | bool]
     seats: list[SeatView]
     you: int | None
@@ -180,7 +235,10 @@ class TableView(BaseModel):
     seq: int
     to_act: int | None
     dice_commitment: str
-    client_seed: str
+    client_seed: str | None = Field(description="formed from the contributions once all are in")
+    contributions: list[ContributionView]
+    you_contribute: bool = Field(description="the caller's contribution is awaited")
+    seed_deadline: str | None = Field(description="when missing contributions time out")
     server_seed: str | None
     game: GameView | None
     winner: int | None
@@ -194,3 +252,15 @@ class TableSummary(BaseModel):
     seats: list[SeatView]
     match_length: int
     created_at: str
+
+
+class ConflictBody(ErrorBody):
+    """A refusal about the table's state (409): the table as it now is comes with it."""
+
+    table: TableView | None = None
+
+
+class Health(BaseModel):
+    status: Literal["ok", "ready", "degraded", "unavailable"]
+    database: str | None = None
+    redis: str | None = None

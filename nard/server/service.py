@@ -1,10 +1,34 @@
 """The server's services: tables created, joined, played and watched.
 
-:class:`TableService` keeps the tables in play in memory (each rebuilt from
-storage the first time it is asked for, so a restarted server continues every
-game), stores each action before anyone is told of it, lets the computer seats
-think in a thread pool (a thinking engine never holds up the event loop) and
-hands every change to the table's watchers (the WebSocket connections).
+One authority per table
+    Every change to a table (a seat taken or left, a dice contribution, an
+    action, the next game, the end) goes through :meth:`TableService._change`:
+    the table is first brought up to the database's sequence number, the
+    change is checked against that state, and its log entries are committed
+    with a compare-and-set on the sequence number
+    (:meth:`~nard.server.storage.Storage.commit`). Two processes that race
+    from the same state cannot both commit: the loser reloads and checks its
+    change again against the winner's state, which refuses it (409 and the
+    fresh state) or takes it. Watchers are told only what was committed, and
+    the dice seed is revealed only by a committed change that ends the table.
+
+The computer's turns
+    When a table waits for a computer seat, one process thinks for it: the
+    one holding the table's lease in the database (taken with the commit that
+    gave the computer the turn, or by :meth:`Storage.acquire_lease`). Loading
+    a table whose computer is to act starts its turn, so a table whose
+    process died while thinking continues once the lease has expired. The
+    engine runs in a thread pool: a thinking computer never holds up the
+    event loop.
+
+Several processes
+    With ``redis_url`` each commit is announced on the Redis channel
+    :data:`CHANNEL`; the other processes bring their copy up to date and push
+    it to their WebSockets. The listener reconnects with back-off and, on
+    every (re)subscription, resynchronises every watched table from the
+    database; while Redis is down, watched tables are polled from the
+    database instead. Reads never trust the cache: each checks the table's
+    sequence number in the database first.
 
 Routes call these methods and nothing else; every refusal is a
 :class:`ServiceError` with an HTTP status and a code, so the web layer has
@@ -15,29 +39,36 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import logging
 import secrets
-from collections import defaultdict
+import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+from redis import Redis as SyncRedis
 from redis.asyncio import Redis
-from redis.asyncio.client import PubSub
+from redis.exceptions import RedisError
 
 from nard.computer import computer_command, cube_context
 from nard.core import NardError
 from nard.engine import Engine, Level
 from nard.match.commands import Command, InvalidCommandError
-from nard.match.dice import SEED_BYTES, FairDice
+from nard.match.dice import SEED_BYTES, InvalidFairDiceError, seed_commitment
 from nard.match.game import Decision, MatchStateError
 from nard.notation.json_record import write_json
 from nard.notation.mat import write_mat
 from nard.notation.sgf import write_sgf
 from nard.server.chouette import ChouetteTable, parse_command
-from nard.server.models import PlayerRow, TableRow
-from nard.server.storage import ConflictError, Storage, StoredTable
+from nard.server.metrics import Metrics
+from nard.server.models import PlayerRow
+from nard.server.storage import KEEP, ConflictError, Lease, Storage, StoredTable
 from nard.server.tables import (
+    ContributionClosedError,
     LiveTable,
     NotYourTurnError,
     SeatInfo,
@@ -45,26 +76,35 @@ from nard.server.tables import (
     TableRules,
 )
 
-__all__ = ["AnyTable", "NewTable", "ServiceError", "TableService"]
+__all__ = ["CHANNEL", "AnyTable", "NewTable", "ServiceError", "TableService", "Watcher"]
+
+log = logging.getLogger("nard.server")
 
 AnyTable = LiveTable | ChouetteTable
 """A two-player match or money session, or a chouette."""
 
-Watcher = Callable[[AnyTable], None]
-
 CHANNEL = "nard:tables"
-"""The Redis channel on which server processes announce changed tables."""
+"""The Redis channel on which server processes announce committed changes."""
 T = TypeVar("T")
+Entries = list[tuple[int, dict[str, Any]]]
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
 
 
 class ServiceError(NardError):
-    """A request the service refuses: ``status`` (HTTP) and ``code`` say why."""
+    """A request the service refuses: ``status`` (HTTP) and ``code`` say why; ``table``
+    is the table as it now is, where the refusal is about its state."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, *, table: AnyTable | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.table = table
 
 
 @dataclass(frozen=True)
@@ -75,7 +115,6 @@ class NewTable:
     rules: TableRules
     level: Level | None
     seat: int = 0
-    client_seed: str | None = None
     public: bool = False
     """Listed in the lobby (otherwise joined by its invite link only)."""
     chouette: int = 0
@@ -84,18 +123,72 @@ class NewTable:
     """Seats of a chouette the computer takes at ``level`` (the rest are open)."""
 
 
+@dataclass
+class Change:
+    """What an operation on a table did: its log entries and what else the table's
+    row must say after it."""
+
+    entries: Entries
+    seats: dict[int, dict[str, Any]] = field(default_factory=dict)
+    seed_deadline: datetime | None = KEEP
+    """A new deadline for the contributions (None clears it; :data:`KEEP`: unchanged)."""
+
+
+class Watcher:
+    """One WebSocket watching a table: the player behind it (None: a spectator), the
+    sign-in session it is bound to, and a bounded queue of messages to send.
+
+    A watcher whose queue is full (a client that does not read) is dropped, not
+    waited for: its queue then holds only ``None``, the sign to close.
+    """
+
+    def __init__(self, player: PlayerRow | None, session: str | None, *, limit: int = 64) -> None:
+        self.player = player
+        self.session = session
+        self.loop = asyncio.get_running_loop()
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue(limit)
+        self.closed_because: str | None = None
+
+    def offer(self, text: str | None) -> None:
+        """Queue ``text`` for sending (from any thread); None closes the socket."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:
+            self._put(text)
+        else:
+            self.loop.call_soon_threadsafe(self._put, text)
+
+    def drop(self, reason: str) -> None:
+        """Close this watcher's socket (``reason`` goes in the close frame)."""
+        if self.closed_because is None:
+            self.closed_because = reason
+        self.offer(None)
+
+    def _put(self, text: str | None) -> None:
+        if text is None or (self.closed_because is not None and text is not None):
+            self._close_now()
+            return
+        try:
+            self.queue.put_nowait(text)
+        except asyncio.QueueFull:
+            self.closed_because = "too slow: messages were not read"
+            self._close_now()
+
+    def _close_now(self) -> None:
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(None)
+
+
 class TableService:
     """Tables in play, backed by ``storage``.
 
     ``server_seeds`` makes each table's secret dice seed (32 bytes; default
-    :func:`secrets.token_bytes`); tests give a seeded one.
-
-    With ``redis_url`` several server processes can serve the same tables:
-    each change is published on the Redis channel :data:`CHANNEL`, and every
-    other process drops its copy of the table (the next request rebuilds it
-    from the database) and pushes the new state to its own WebSockets. The
-    database's sequence numbers keep two processes from both writing the same
-    action.
+    :func:`secrets.token_bytes`); tests give a seeded one. ``clock`` is the
+    time source (UTC datetimes) of the contributions' deadline and the
+    computer's lease.
     """
 
     def __init__(
@@ -105,77 +198,136 @@ class TableService:
         engine_workers: int = 2,
         server_seeds: Callable[[], bytes] | None = None,
         redis_url: str | None = None,
+        clock: Callable[[], datetime] = _utcnow,
+        contribution_timeout: float = 120.0,
+        computer_lease: float = 15.0,
+        cache_size: int = 2000,
+        idle_eviction: float = 600.0,
+        watch_queue: int = 64,
+        poll_interval: float = 1.0,
+        redis_backoff: tuple[float, float] = (0.1, 5.0),
+        metrics: Metrics | None = None,
     ) -> None:
         self.storage = storage
         self.redis_url = redis_url
+        self.clock = clock
+        self.contribution_timeout = timedelta(seconds=contribution_timeout)
+        self.computer_lease = timedelta(seconds=computer_lease)
+        self.cache_size = cache_size
+        self.idle_eviction = idle_eviction
+        self.watch_queue = watch_queue
+        self.poll_interval = poll_interval
+        self.redis_backoff = redis_backoff
+        self.metrics = metrics or Metrics()
+        self.origin = secrets.token_hex(8)  # this process, in leases and Redis messages
+        self.redis_ok = False
+        """Whether the Redis subscription is up (always False without ``redis_url``)."""
+        self.stopping = False
         self._redis: Redis | None = None
-        self._listener: asyncio.Task[None] | None = None
-        self._origin = secrets.token_hex(8)  # this process, in the messages it publishes
-        self._pending: set[asyncio.Task[None]] = set()
+        self._publisher: SyncRedis | None = None
+        self._starts = 0  # start() calls not yet stopped (one per test client on this app)
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._server_seeds = server_seeds or (lambda: secrets.token_bytes(SEED_BYTES))
         self._pool = ThreadPoolExecutor(engine_workers, thread_name_prefix="nard-engine")
+        self._queued = 0  # decisions waiting for or in the pool
+        self._queued_lock = threading.Lock()
         self._engines: dict[Level, Engine] = {}
+        self._engines_lock = threading.Lock()
         self._live: dict[str, AnyTable] = {}
-        self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self._watchers: dict[str, set[Watcher]] = defaultdict(set)
+        self._used: dict[str, float] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._watchers: dict[str, set[Watcher]] = {}
+        self._thinking: dict[str, asyncio.Task[None]] = {}
+        self._held: dict[str, int] = {}  # table -> the sequence number this process leases
+        self.metrics.bind(self)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     async def start(self) -> None:
-        """Connect to Redis and listen to the other processes (with ``redis_url``)."""
+        """Start the background work: the Redis listener (with ``redis_url``) and the
+        eviction of idle tables. Several starts (several test clients on one app)
+        start it once; the last :meth:`stop` stops it."""
+        self._starts += 1
+        if self._starts > 1:
+            return
+        self.stopping = False
+        self._spawn(self._evict_forever())
         if self.redis_url is None:
             return
-        self._redis = Redis.from_url(self.redis_url)
-        pubsub = self._redis.pubsub()
-        await pubsub.subscribe(CHANNEL)
-        self._listener = asyncio.create_task(self._listen(pubsub))
+        self._publisher = SyncRedis.from_url(
+            self.redis_url, socket_connect_timeout=1, socket_timeout=1
+        )
+        self._redis = Redis.from_url(
+            self.redis_url,
+            client_name=f"nard-{self.origin}",
+            health_check_interval=15,
+            socket_connect_timeout=2,
+            socket_timeout=5,
+        )
+        self._spawn(self._listen_forever())
+        self._spawn(self._poll_while_redis_down())
 
     async def stop(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
-        if self._pending:
-            await asyncio.gather(*self._pending, return_exceptions=True)
+        """Stop gracefully: close every socket (clients reconnect elsewhere), finish the
+        thinking under way, give up this process's leases."""
+        self.stopping = True
+        for watchers in list(self._watchers.values()):
+            for watcher in list(watchers):
+                watcher.drop("the server is restarting")
+        thinking = [t for t in self._thinking.values() if not t.done()]
+        if thinking:
+            await asyncio.wait(thinking, timeout=10)
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        with contextlib.suppress(Exception):
+            self.storage.release_leases(self.origin)
         if self._redis is not None:
-            await self._redis.aclose()
+            with contextlib.suppress(Exception):
+                await self._redis.aclose()
+        if self._publisher is not None:
+            self._publisher.close()
+        self.redis_ok = False
 
-    async def _listen(self, pubsub: PubSub) -> None:
-        async for message in pubsub.listen():
-            if message.get("type") != "message":
-                continue
-            try:
-                origin, table_id = message["data"].decode().split(" ", 1)
-            except (ValueError, AttributeError):
-                continue
-            if origin == self._origin:
-                continue
-            self._live.pop(table_id, None)
-            if self._watchers.get(table_id):
-                try:
-                    table = await self.get(table_id)
-                except ServiceError:
-                    continue
-                self._tell_watchers(table)
+    def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
+        task: asyncio.Task[Any] = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     # -- engines -------------------------------------------------------------
     def engine(self, level: Level) -> Engine:
         """One engine per level, sharing one network (loaded on first use)."""
-        if level not in self._engines:
-            shared = next(iter(self._engines.values()), None)
-            evaluator = shared.evaluator if shared else None
-            self._engines[level] = Engine(level, evaluator=evaluator)
-        return self._engines[level]
+        with self._engines_lock:
+            if level not in self._engines:
+                shared = next(iter(self._engines.values()), None)
+                evaluator = shared.evaluator if shared else None
+                self._engines[level] = Engine(level, evaluator=evaluator)
+            return self._engines[level]
+
+    async def _think(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(*args)`` in the engine's thread pool, counted in the queue size."""
+        with self._queued_lock:
+            self._queued += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
+        finally:
+            with self._queued_lock:
+                self._queued -= 1
+
+    @property
+    def queued_decisions(self) -> int:
+        """Decisions waiting for or in the engine's threads."""
+        return self._queued
 
     # -- tables ----------------------------------------------------------------
     async def create(self, creator: PlayerRow, spec: NewTable) -> AnyTable:
-        client_seed = spec.client_seed or secrets.token_hex(8)
+        """A new table, committed to its secret dice seed; nothing is rolled until the
+        seated people have given their contributions."""
         server_seed = self._server_seeds()
-        try:
-            dice = FairDice(server_seed, client_seed)
-        except ValueError as exc:
-            raise ServiceError(422, "invalid_client_seed", str(exc)) from None
         me = SeatInfo(creator.display_name, player_id=creator.id)
         table_id = secrets.token_urlsafe(9)
         table: AnyTable
@@ -196,7 +348,7 @@ class TableService:
             ]
             others += [SeatInfo("open seat")] * (spec.chouette - 1 - spec.computers)
             try:
-                table = ChouetteTable(table_id, spec.rules, [me, *others], dice)
+                table = ChouetteTable(table_id, spec.rules, [me, *others], server_seed)
             except ValueError as exc:
                 raise ServiceError(422, "invalid_chouette", str(exc)) from None
             settings = {**spec.rules.to_json(), "kind": "chouette"}
@@ -209,11 +361,16 @@ class TableService:
                 else SeatInfo("open seat")
             )
             seats = (me, other) if spec.seat == 0 else (other, me)
-            table = LiveTable(table_id, spec.rules, seats, dice)
+            table = LiveTable(table_id, spec.rules, seats, server_seed)
             settings = spec.rules.to_json()
+        settings["fair_dice"] = "contributions"
         for seat in table.seats:
             if seat.level is not None:
                 self.engine(seat.level)  # a missing network fails here, before anything is stored
+        deadline = None if table.status == "waiting" else self.clock() + self.contribution_timeout
+        table.seed_deadline = deadline
+        table.invite_token = secrets.token_urlsafe(12)
+        table.public = spec.public and any(s.is_open for s in table.seats)
         self.storage.create_table(
             table_id,
             status=table.status,
@@ -227,38 +384,25 @@ class TableService:
                 for s in table.seats
             ],
             server_seed=server_seed.hex(),
-            client_seed=client_seed,
-            commitment=dice.commitment,
-            invite_token=secrets.token_urlsafe(12),
+            commitment=seed_commitment(server_seed),
+            invite_token=table.invite_token,
             creator_id=creator.id,
-            public=spec.public and any(s.is_open for s in table.seats),
+            public=table.public,
+            seed_deadline=deadline,
         )
-        self._live[table_id] = table
-        async with self._locks[table_id]:
-            self._store(table, table.start())
-            await self._computer_turns(table)
+        self._cache(table)
+        self.metrics.tables_created.inc()
         return table
 
     async def get(self, table_id: str) -> AnyTable:
-        """The table, rebuilt from storage when not in memory."""
-        table = self._live.get(table_id)
-        if table is not None:
-            return table
-        stored = self.storage.load_table(table_id)
-        if stored is None:
-            raise ServiceError(404, "no_such_table", f"no table {table_id!r}")
-        table = _rebuild(stored)
-        self._live[table_id] = table
+        """The table as the database has it now; when the computer is to act and no
+        process thinks for it, its turn is taken first."""
+        table = await self._current(table_id)
+        if self._computer_waits(table) and not self.stopping:
+            after = await self._computer_turns(table_id)
+            if after is not None:
+                return after
         return table
-
-    def invite_token(self, table_id: str) -> str:
-        return self._stored_row(table_id).invite_token
-
-    def _stored_row(self, table_id: str) -> TableRow:
-        row = self.storage.table_row(table_id)
-        if row is None:
-            raise ServiceError(404, "no_such_table", f"no table {table_id!r}")
-        return row
 
     def seat_of(self, table: AnyTable, player: PlayerRow | None) -> int | None:
         if player is None:
@@ -268,29 +412,101 @@ class TableService:
                 return number
         return None
 
-    async def join(self, table_id: str, player: PlayerRow, invite: str | None) -> AnyTable:
-        """Sit ``player`` in the table's open seat: a lobby table, or with its invite."""
-        table = await self.get(table_id)
-        async with self._locks[table_id]:
-            if self.seat_of(table, player) is not None:
-                return table
-            row = self._stored_row(table_id)
-            if not row.public and not (
-                invite and secrets.compare_digest(invite.encode(), row.invite_token.encode())
+    async def join(
+        self,
+        table_id: str,
+        player: PlayerRow,
+        invite: str | None,
+        contribution: str | None = None,
+        expect_seq: int | None = None,
+    ) -> AnyTable:
+        """Sit ``player`` in the table's open seat: a lobby table, or with its invite;
+        ``contribution`` is their share of the dice, if they give it at once."""
+
+        def sit(table: AnyTable, seat: int | None) -> Change:
+            if seat is not None:
+                if contribution is None or seat not in table.missing_contributions():
+                    return Change([])
+                return Change(table.contribute(seat, contribution))
+            if table.finished:
+                raise ServiceError(409, "table_closed", f"table {table_id} is finished")
+            if not table.public and not (
+                invite and secrets.compare_digest(invite.encode(), table.invite_token.encode())
             ):
                 raise ServiceError(403, "invite_required", "this table is joined by invitation")
             open_seats = [i for i, s in enumerate(table.seats) if s.is_open]
             if not open_seats:
                 raise ServiceError(409, "table_full", f"table {table_id} has no open seat")
-            seat = open_seats[0]
-            if not self.storage.take_seat(table_id, seat, player.id, player.display_name):
-                self._live.pop(table_id, None)
-                raise ServiceError(409, "table_full", f"table {table_id} has no open seat")
-            table.sit(seat, SeatInfo(player.display_name, player_id=player.id))
-            self._store(table, table.start())
-            self._notify(table)
-            await self._computer_turns(table)
-        return table
+            if contribution is not None:
+                _check_contribution(contribution)
+            number = open_seats[0]
+            entries = table.sit(number, SeatInfo(player.display_name, player_id=player.id))
+            change = Change(
+                entries, seats={number: {"player_id": player.id, "name": player.display_name}}
+            )
+            if table.status != "waiting":  # the last seat: the contributions are due
+                table.seed_deadline = self.clock() + self.contribution_timeout
+                change.seed_deadline = table.seed_deadline
+            if contribution is not None:
+                change.entries += table.contribute(number, contribution)
+            return change
+
+        return await self._change(table_id, player, sit, seated=False, expect_seq=expect_seq)
+
+    async def leave(
+        self, table_id: str, player: PlayerRow, expect_seq: int | None = None
+    ) -> AnyTable:
+        """Give up one's seat before the first roll (the table's creator ends it instead)."""
+
+        def leave(table: AnyTable, seat: int | None) -> Change:
+            assert seat is not None
+            entries = table.leave(seat)
+            table.seed_deadline = None
+            return Change(
+                entries,
+                seats={seat: {"player_id": None, "name": "open seat"}},
+                seed_deadline=None,
+            )
+
+        return await self._change(table_id, player, leave, expect_seq=expect_seq)
+
+    async def contribute(
+        self, table_id: str, player: PlayerRow, contribution: str, expect_seq: int | None = None
+    ) -> AnyTable:
+        """``player``'s contribution to the table's dice; the last one starts the game."""
+        _check_contribution(contribution)
+
+        def give(table: AnyTable, seat: int | None) -> Change:
+            assert seat is not None
+            return Change(table.contribute(seat, contribution))
+
+        return await self._change(table_id, player, give, expect_seq=expect_seq)
+
+    async def start_table(
+        self, table_id: str, player: PlayerRow, expect_seq: int | None = None
+    ) -> AnyTable:
+        """Start a table whose contributions are overdue: the missing ones are logged as
+        empty (``timeout``), then the first roll."""
+
+        def start(table: AnyTable, seat: int | None) -> Change:
+            if table.started:
+                raise ServiceError(409, "started", f"table {table_id} has started", table=table)
+            if table.status == "waiting":
+                raise ServiceError(
+                    409, "table_waiting", "the table waits for a player to sit", table=table
+                )
+            deadline = table.seed_deadline
+            if deadline is not None and self.clock() < deadline:
+                raise ServiceError(
+                    409,
+                    "contributions_pending",
+                    f"the contributions are due until {deadline.isoformat()}: "
+                    "the table starts when they are all in or then",
+                    table=table,
+                )
+            return Change(table.time_out_contributions())
+
+        return await self._change(table_id, player, start, expect_seq=expect_seq)
 
     async def act(
         self,
@@ -301,83 +517,65 @@ class TableService:
     ) -> AnyTable:
         """``player`` gives the command ``data`` (its JSON object) in their own seat;
         the computer answers."""
-        table = await self.get(table_id)
-        async with self._locks[table_id]:
-            seat = self.seat_of(table, player)
-            if seat is None:
-                raise ServiceError(403, "not_seated", f"you have no seat at table {table_id}")
-            if expect_seq is not None and expect_seq != len(table.log):
-                raise ServiceError(
-                    409,
-                    "stale",
-                    f"the table moved on: action {len(table.log)} is next, not {expect_seq}",
-                )
-            before = len(table.log)
-            try:
-                steps: list[tuple[int, Any]]
-                if isinstance(table, ChouetteTable):
-                    steps = table.act(seat, _checked(parse_command, data))
-                else:
-                    steps = table.act(seat, _checked(Command.from_json, data))
-            except ServiceError:
-                raise
-            except NotYourTurnError as exc:
-                raise ServiceError(409, "not_your_turn", str(exc)) from None
-            except TableClosedError as exc:
-                raise ServiceError(409, "table_closed", str(exc)) from None
-            except (MatchStateError, InvalidCommandError, NardError) as exc:
-                raise ServiceError(422, "illegal_action", str(exc)) from None
-            try:
-                self._store(table, steps, first_seq=before)
-            except ConflictError:
-                self._live.pop(table_id, None)  # another process moved it: reload next time
-                raise ServiceError(409, "stale", "the table moved on: reload it") from None
-            self._notify(table)
-            await self._computer_turns(table)
+
+        def act(table: AnyTable, seat: int | None) -> Change:
+            assert seat is not None
+            if isinstance(table, ChouetteTable):
+                return Change(table.act(seat, _checked(parse_command, data)))
+            return Change(table.act(seat, _checked(Command.from_json, data)))
+
+        table = await self._change(table_id, player, act, expect_seq=expect_seq)
+        self.metrics.actions.inc()
         return table
 
-    async def next_game(self, table_id: str, player: PlayerRow) -> AnyTable:
+    async def next_game(
+        self, table_id: str, player: PlayerRow, expect_seq: int | None = None
+    ) -> AnyTable:
         """Start the next game of a money session."""
-        table = await self.get(table_id)
-        async with self._locks[table_id]:
-            if self.seat_of(table, player) is None:
-                raise ServiceError(403, "not_seated", f"you have no seat at table {table_id}")
-            before = len(table.log)
-            try:
-                steps = table.next_game()
-            except TableClosedError as exc:
-                raise ServiceError(409, "game_in_progress", str(exc)) from None
-            self._store(table, steps, first_seq=before)
-            self._notify(table)
-            await self._computer_turns(table)
-        return table
 
-    async def end(self, table_id: str, player: PlayerRow) -> AnyTable:
-        """Stop a money session between games, or close a table nobody has joined.
+        def next_game(table: AnyTable, _seat: int | None) -> Change:
+            if table.finished:
+                raise ServiceError(409, "table_closed", f"table {table_id} is finished")
+            try:
+                return Change(table.next_game())
+            except TableClosedError as exc:
+                raise ServiceError(409, "game_in_progress", str(exc), table=table) from None
+
+        return await self._change(table_id, player, next_game, expect_seq=expect_seq)
+
+    async def end(
+        self, table_id: str, player: PlayerRow, expect_seq: int | None = None
+    ) -> AnyTable:
+        """Stop a money session between games, or close a table that has not started.
 
         A match ends when it is won: a player who wants out resigns its games.
         """
-        table = await self.get(table_id)
-        async with self._locks[table_id]:
-            if self.seat_of(table, player) is None:
-                raise ServiceError(403, "not_seated", f"you have no seat at table {table_id}")
+
+        def end(table: AnyTable, seat: int | None) -> Change:
+            assert seat is not None
             game = table.game
             if table.status == "playing":
                 if table.match_length:
                     raise ServiceError(
-                        409, "match_in_progress", "a match ends when it is won: resign its games"
+                        409,
+                        "match_in_progress",
+                        "a match ends when it is won: resign its games",
+                        table=table,
                     )
                 if game is not None and not game.is_over:
-                    raise ServiceError(409, "game_in_progress", "finish or resign this game first")
-            table.finish()
-            self.storage.set_status(table_id, "finished")
-        self._notify(table)
-        return table
+                    raise ServiceError(
+                        409, "game_in_progress", "finish or resign this game first", table=table
+                    )
+            if table.finished:
+                return Change([])
+            return Change(table.end(seat))
+
+        return await self._change(table_id, player, end, expect_seq=expect_seq)
 
     async def hint(self, table_id: str, player: PlayerRow) -> dict[str, Any]:
         """The engine's ranked plays or cube analysis for the seat to act, at tables
         against the computer."""
-        table = await self.get(table_id)
+        table = await self._current(table_id)
         seat = self.seat_of(table, player)
         computer = next((s.level for s in table.seats if s.level is not None), None)
         if computer is None or isinstance(table, ChouetteTable):
@@ -387,11 +585,10 @@ class TableService:
             raise ServiceError(409, "not_your_turn", "a hint is for the seat to act")
         engine = self.engine(Level.WORLD_CLASS if computer is Level.WORLD_CLASS else Level.EXPERT)
         context = cube_context(game, game.on_roll, table.match_length, table.games.score)
-        loop = asyncio.get_running_loop()
         if game.decision is Decision.PLAY:
             dice = game.dice
             assert dice is not None
-            ranked = await loop.run_in_executor(self._pool, engine.rank_plays, game.position, dice)
+            ranked = await self._think(engine.rank_plays, game.position, dice)
             return {
                 "kind": "plays",
                 "plays": [
@@ -404,9 +601,7 @@ class TableService:
                     for r in ranked[:10]
                 ],
             }
-        analysis = await loop.run_in_executor(
-            self._pool, engine.cube_analysis, game.position, context
-        )
+        analysis = await self._think(engine.cube_analysis, game.position, context)
         probabilities, cubeless, decision = analysis
         return {
             "kind": "cube",
@@ -434,74 +629,415 @@ class TableService:
             return write_json(record, table.dice_commitment()), "application/json"
         raise ServiceError(404, "no_such_format", f"no record format {fmt!r}: mat, sgf or json")
 
+    # -- the one path of every change ---------------------------------------------
+    def _lock(self, table_id: str) -> asyncio.Lock:
+        lock = self._locks.get(table_id)
+        if lock is None:
+            lock = self._locks[table_id] = asyncio.Lock()
+        return lock
+
+    async def _change(
+        self,
+        table_id: str,
+        player: PlayerRow,
+        operation: Callable[[AnyTable, int | None], Change],
+        *,
+        expect_seq: int | None = None,
+        seated: bool = True,
+    ) -> AnyTable:
+        """Run ``operation`` on the table as the database has it and commit what it did
+        (see the module's docstring); then let the computer answer."""
+        for _attempt in range(5):
+            async with self._lock(table_id):
+                table = await self._current(table_id)
+                seat = self.seat_of(table, player)
+                if seated and seat is None:
+                    raise ServiceError(403, "not_seated", f"you have no seat at table {table_id}")
+                if expect_seq is not None and expect_seq != table.seq:
+                    raise ServiceError(
+                        409,
+                        "stale",
+                        f"the table moved on: action {table.seq} is next, not {expect_seq}",
+                        table=table,
+                    )
+                before = table.seq
+                try:
+                    change = operation(table, seat)
+                except ServiceError as exc:
+                    exc.table = exc.table or (table if exc.status == 409 else None)
+                    raise
+                except NotYourTurnError as exc:
+                    raise ServiceError(409, "not_your_turn", str(exc), table=table) from None
+                except ContributionClosedError as exc:
+                    raise ServiceError(409, "contribution_closed", str(exc), table=table) from None
+                except TableClosedError as exc:
+                    raise ServiceError(409, "table_closed", str(exc), table=table) from None
+                except InvalidFairDiceError as exc:
+                    raise ServiceError(422, "invalid_contribution", str(exc)) from None
+                except (MatchStateError, InvalidCommandError, NardError) as exc:
+                    raise ServiceError(422, "illegal_action", str(exc)) from None
+                if not change.entries:
+                    return table
+                lease = self._next_lease(table)
+                try:
+                    self.storage.commit(
+                        table_id,
+                        before,
+                        change.entries,
+                        status=table.status,
+                        seats=change.seats,
+                        client_seed=_new_client_seed(change.entries, table),
+                        seed_deadline=change.seed_deadline,
+                        lease=lease,
+                    )
+                except ConflictError:
+                    self._drop(table_id)  # another process moved it: check again
+                    self.metrics.conflicts.inc()
+                    continue
+                self._held_lease(table_id, table, lease)
+                self._notify(table)
+            if self._computer_waits(table):
+                after = await self._computer_turns(table_id)
+                return after if after is not None else table
+            return table
+        table = await self._current(table_id)
+        raise ServiceError(
+            409, "busy", "the table changed under this request: try again", table=table
+        )
+
+    def _next_lease(self, table: AnyTable) -> Lease | None:
+        """The lease to commit with a change after which the computer acts: this process
+        thinks for it next."""
+        if not self._computer_waits(table) or self.stopping:
+            return None
+        return Lease(self.origin, self.clock() + self.computer_lease)
+
+    def _held_lease(self, table_id: str, table: AnyTable, lease: Lease | None) -> None:
+        if lease is None:
+            self._held.pop(table_id, None)
+        else:
+            self._held[table_id] = table.seq
+
+    @staticmethod
+    def _computer_waits(table: AnyTable) -> bool:
+        if table.status != "playing" or table.game is None:
+            return False
+        return any(table.seats[w].is_computer for w in table.waiting_for())
+
+    async def _computer_turns(self, table_id: str) -> AnyTable | None:
+        """Let computer seats act while the table waits for one of them, in this process
+        if it holds (or can take) the table's lease; the table after, or None when
+        another process has the turn."""
+        running = self._thinking.get(table_id)
+        if running is not None:
+            if running.get_loop() is asyncio.get_running_loop():
+                await asyncio.shield(running)
+            return self._live.get(table_id)
+        task = asyncio.get_running_loop().create_task(self._think_for(table_id))
+        self._thinking[table_id] = task
+
+        def done(_: asyncio.Task[None]) -> None:
+            if self._thinking.get(table_id) is task:
+                del self._thinking[table_id]
+
+        task.add_done_callback(done)
+        await asyncio.shield(task)
+        return self._live.get(table_id)
+
+    async def _think_for(self, table_id: str) -> None:
+        while not self.stopping:
+            async with self._lock(table_id):
+                table = await self._current(table_id)
+                seat = next((w for w in table.waiting_for() if table.seats[w].is_computer), None)
+                if seat is None or table.status != "playing" or table.game is None:
+                    self._held.pop(table_id, None)
+                    return
+                now = self.clock()
+                if self._held.get(table_id) != table.seq and not self.storage.acquire_lease(
+                    table_id, table.seq, Lease(self.origin, now + self.computer_lease), now
+                ):
+                    return  # another process thinks for it
+                self._held[table_id] = table.seq
+                level = table.seats[seat].level
+                assert level is not None
+                engine = self.engine(level)
+                started = time.perf_counter()
+                try:
+                    data: Any
+                    if isinstance(table, ChouetteTable):
+                        data = await self._think(chouette_computer, engine, table, seat)
+                    else:
+                        data = await self._think(
+                            computer_command,
+                            engine,
+                            table.game,
+                            table.match_length,
+                            table.games.score,
+                        )
+                except Exception:
+                    log.exception("the computer failed to decide at table %s", table_id)
+                    self.metrics.computer_failures.inc()
+                    self._held.pop(table_id, None)
+                    self.storage.release_lease(table_id, self.origin)
+                    return
+                self.metrics.think_seconds.observe(time.perf_counter() - started)
+                before = table.seq
+                entries = table.act(seat, data)
+                lease = self._next_lease(table)
+                try:
+                    self.storage.commit(table_id, before, entries, status=table.status, lease=lease)
+                except ConflictError:
+                    self._drop(table_id)
+                    self.metrics.conflicts.inc()
+                    continue
+                self._held_lease(table_id, table, lease)
+                self._notify(table)
+
+    # -- the cache -----------------------------------------------------------------
+    async def _current(self, table_id: str) -> AnyTable:
+        """The table brought up to the database's sequence number; when that moved it on,
+        this process's watchers are told (whoever noticed: a request, Redis, polling)."""
+        state = self.storage.table_state(table_id)
+        if state is None:
+            self._drop(table_id)
+            raise ServiceError(404, "no_such_table", f"no table {table_id!r}")
+        seq, status = state
+        table = self._live.get(table_id)
+        known = table.seq if table is not None else None
+        if table is not None and table.seq < seq:
+            try:
+                newer = self.storage.actions_since(table_id, table.seq)
+                table.replay([(a.seat, a.command) for a in newer])
+                if table.status == "waiting" or table.status == "seeding":
+                    row = self.storage.table_row(table_id)
+                    table.seed_deadline = _aware(row.seed_deadline) if row else None
+            except Exception:  # a copy that cannot follow is rebuilt from scratch
+                log.warning("table %s rebuilt after a failed catch-up", table_id, exc_info=True)
+                table = None
+        if table is None or table.seq != seq:
+            stored = self.storage.load_table(table_id)
+            if stored is None:
+                raise ServiceError(404, "no_such_table", f"no table {table_id!r}")
+            table = _rebuild(stored)
+            self.metrics.tables_loaded.inc()
+        if status == "finished" and not table.finished:
+            table.finish()  # ended before the log said so (tables from before end actions)
+        self._cache(table)
+        if table.seq != known and self._watchers.get(table_id):
+            self._tell_watchers(table)
+        return table
+
+    def _cache(self, table: AnyTable) -> None:
+        self._live[table.id] = table
+        self._used[table.id] = time.monotonic()
+        if len(self._live) > self.cache_size:
+            self._evict(keep=self.cache_size)
+
+    def _drop(self, table_id: str) -> None:
+        self._live.pop(table_id, None)
+        self._used.pop(table_id, None)
+        self._held.pop(table_id, None)
+
+    def _evict(self, *, keep: int | None = None, idle: float | None = None) -> int:
+        """Forget tables nobody watches: the least recently used beyond ``keep``, or those
+        unused for ``idle`` seconds. They are rebuilt from the database on demand."""
+        now = time.monotonic()
+        candidates = sorted(
+            (
+                (used, table_id)
+                for table_id, used in self._used.items()
+                if not self._watchers.get(table_id)
+                and table_id not in self._thinking
+                and not (table_id in self._locks and self._locks[table_id].locked())
+            ),
+        )
+        evicted = 0
+        excess = len(self._live) - keep if keep is not None else 0
+        for used, table_id in candidates:
+            if (keep is not None and evicted < excess) or (idle is not None and now - used > idle):
+                self._drop(table_id)
+                self._locks.pop(table_id, None)
+                evicted += 1
+        return evicted
+
+    async def _evict_forever(self) -> None:
+        while True:
+            await asyncio.sleep(max(1.0, self.idle_eviction / 10))
+            self._evict(idle=self.idle_eviction)
+
+    @property
+    def cached_tables(self) -> int:
+        return len(self._live)
+
     # -- watching ----------------------------------------------------------------
     def watch(self, table_id: str, watcher: Watcher) -> None:
-        self._watchers[table_id].add(watcher)
+        self._watchers.setdefault(table_id, set()).add(watcher)
 
     def unwatch(self, table_id: str, watcher: Watcher) -> None:
-        self._watchers[table_id].discard(watcher)
+        watchers = self._watchers.get(table_id)
+        if watchers is not None:
+            watchers.discard(watcher)
+            if not watchers:
+                del self._watchers[table_id]
+
+    def watchers(self, table_id: str) -> int:
+        return len(self._watchers.get(table_id, ()))
+
+    @property
+    def sockets(self) -> int:
+        return sum(len(w) for w in self._watchers.values())
+
+    def render(self, table: AnyTable, player: PlayerRow | None) -> dict[str, Any]:
+        """The table as ``player`` (None: a spectator) sees it."""
+        seat = self.seat_of(table, player)
+        view = table.view(seat)
+        if seat is not None and table.status == "waiting":
+            view["invite"] = table.invite_token
+        return view
 
     def _notify(self, table: AnyTable) -> None:
         """Tell this process's watchers, and the other processes through Redis."""
         self._tell_watchers(table)
-        if self._redis is not None:
-            task = asyncio.get_running_loop().create_task(self._publish(table.id))
-            self._pending.add(task)
-            task.add_done_callback(self._pending.discard)
+        self._publish(f"table {self.origin} {table.id} {table.seq}")
 
-    async def _publish(self, table_id: str) -> None:
-        assert self._redis is not None
-        await self._redis.publish(CHANNEL, f"{self._origin} {table_id}")
+    def _publish(self, message: str) -> None:
+        """Announce ``message`` to the other processes (a synchronous round trip of a
+        fraction of a millisecond, from whichever event loop committed). While this
+        process's subscription is down it says nothing: the others poll meanwhile."""
+        if self._publisher is None or not self.redis_ok:
+            return
+        try:
+            self._publisher.publish(CHANNEL, message)
+        except (RedisError, OSError) as exc:
+            log.warning("could not publish on Redis (%s): the others poll", exc)
 
     def _tell_watchers(self, table: AnyTable) -> None:
+        """One serialisation per distinct viewer seat, queued on every watcher."""
+        texts: dict[int | None, str] = {}
         for watcher in list(self._watchers.get(table.id, ())):
-            watcher(table)
+            seat = self.seat_of(table, watcher.player)
+            text = texts.get(seat)
+            if text is None:
+                text = texts[seat] = json.dumps(
+                    {"type": "table", "table": self.render(table, watcher.player)},
+                    separators=(",", ":"),
+                )
+            watcher.offer(text)
+            if watcher.closed_because is not None:
+                self.metrics.dropped_sockets.inc()
 
-    # -- internals -------------------------------------------------------------
-    def _store(
-        self, table: AnyTable, steps: Sequence[tuple[int, Any]], first_seq: int | None = None
-    ) -> None:
-        if not steps and first_seq is None:
-            if table.finished:
-                self.storage.set_status(table.id, "finished")
+    async def end_session(self, session: str) -> None:
+        """Close every socket bound to the sign-in session ``session`` (a token's hash),
+        here and, through Redis, in the other processes."""
+        self._close_session(session)
+        self._publish(f"session {self.origin} {session}")
+
+    def _close_session(self, session: str) -> None:
+        for watchers in list(self._watchers.values()):
+            for watcher in list(watchers):
+                if watcher.session == session:
+                    watcher.drop("signed out")
+
+    # -- other processes -------------------------------------------------------------
+    async def _listen_forever(self) -> None:
+        """Listen on :data:`CHANNEL`; reconnect with back-off; resynchronise on every
+        (re)subscription."""
+        assert self._redis is not None
+        delay = self.redis_backoff[0]
+        while not self.stopping:
+            pubsub = self._redis.pubsub()
+            try:
+                await pubsub.subscribe(CHANNEL)
+                while not self.stopping:
+                    message = await pubsub.get_message(timeout=1.0)
+                    if message is None:
+                        continue
+                    if message.get("type") == "subscribe":
+                        # The first subscription, or redis-py's silent reconnection:
+                        # anything published meanwhile was lost, so read the database.
+                        if not self.redis_ok:
+                            log.info("Redis subscription up: resynchronising watched tables")
+                        self.redis_ok = True
+                        delay = self.redis_backoff[0]
+                        await self._resync()
+                    elif message.get("type") == "message":
+                        await self._on_message(message.get("data"))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # RedisError, OSError, a dead socket...
+                if self.redis_ok:
+                    log.warning("Redis subscription lost (%s): polling the database", exc)
+                    self.metrics.redis_reconnects.inc()
+                self.redis_ok = False
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+            if not self.stopping:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.redis_backoff[1])
+
+    async def _on_message(self, data: Any) -> None:
+        try:
+            kind, origin, subject, *_ = (
+                data.decode() if isinstance(data, bytes) else str(data)
+            ).split(" ")
+        except ValueError:
             return
-        start = len(table.log) - len(steps) if first_seq is None else first_seq
-        self.storage.append_actions(
-            table.id,
-            start,
-            [(seat, cmd.to_json() if isinstance(cmd, Command) else cmd) for seat, cmd in steps],
-            status=table.status,
-        )
+        if origin == self.origin:
+            return
+        if kind == "session":
+            self._close_session(subject)
+        elif kind == "table":
+            await self._refresh(subject)
 
-    async def _computer_turns(self, table: AnyTable) -> None:
-        """Let computer seats act while the table waits for one of them."""
-        loop = asyncio.get_running_loop()
+    async def _refresh(self, table_id: str) -> None:
+        """Bring a table another process changed up to date (its watchers are told)."""
+        if not self._watchers.get(table_id):
+            self._drop(table_id)  # nobody here watches: reload when asked
+            return
+        with contextlib.suppress(ServiceError):
+            async with self._lock(table_id):
+                await self._current(table_id)
+
+    async def _resync(self) -> None:
+        """Compare every watched table with the database; push those that moved."""
+        watched = list(self._watchers)
+        states = self.storage.table_states(watched)
+        for table_id in watched:
+            cached = self._live.get(table_id)
+            if cached is None or states.get(table_id) != cached.seq:
+                await self._refresh(table_id)
+
+    async def _poll_while_redis_down(self) -> None:
         while True:
-            seat = next((w for w in table.waiting_for() if table.seats[w].is_computer), None)
-            if seat is None or table.game is None:
-                return
-            level = table.seats[seat].level
-            assert level is not None
-            engine = self.engine(level)
-            before = len(table.log)
-            steps: list[tuple[int, Any]]
-            if isinstance(table, ChouetteTable):
-                data = await loop.run_in_executor(
-                    self._pool, chouette_computer, engine, table, seat
-                )
-                steps = table.act(seat, data)
-            else:
-                command = await loop.run_in_executor(
-                    self._pool,
-                    computer_command,
-                    engine,
-                    table.game,
-                    table.match_length,
-                    table.games.score,
-                )
-                steps = table.act(seat, command)
-            self._store(table, steps, first_seq=before)
-            self._notify(table)
+            await asyncio.sleep(self.poll_interval)
+            if not self.redis_ok and self._watchers:
+                try:
+                    await self._resync()
+                except Exception:
+                    log.warning("polling the database failed", exc_info=True)
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    if moment is not None and moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment
+
+
+def _new_client_seed(entries: Entries, table: AnyTable) -> str | None:
+    """The client seed, when ``entries`` completed the table's contributions."""
+    if table.fair_dice is None or not any(e[1].get("action") == "seed" for e in entries):
+        return None
+    return table.fair_dice.client_seed
+
+
+def _check_contribution(text: str) -> None:
+    from nard.match.dice import check_contribution
+
+    try:
+        check_contribution(text)
+    except InvalidFairDiceError as exc:
+        raise ServiceError(422, "invalid_contribution", str(exc)) from None
 
 
 def chouette_computer(engine: Engine, table: ChouetteTable, seat: int) -> dict[str, Any]:
@@ -536,17 +1072,35 @@ def _rebuild(stored: StoredTable) -> AnyTable:
         SeatInfo(s.name, player_id=s.player_id, level=Level(s.level) if s.level else None)
         for s in stored.seats
     ]
-    dice = FairDice(bytes.fromhex(row.server_seed), row.client_seed)
     settings = dict(row.settings)
     kind = settings.pop("kind", None)
+    contributions = settings.pop("fair_dice", None) == "contributions"
     rules = TableRules.from_json(settings)
+    server_seed = bytes.fromhex(row.server_seed)
+    # Tables from before contributions had their one client seed from the start.
+    client_seed = None if contributions else row.client_seed
+    # The seats as they were at creation: the log's sit and leave actions redo the rest.
+    initial = _initial_seats(seats, stored)
     table: AnyTable
     if kind == "chouette":
-        table = ChouetteTable(row.id, rules, seats, dice)
-        table.replay([(a.seat, a.command) for a in stored.actions])
+        table = ChouetteTable(row.id, rules, initial, server_seed, client_seed=client_seed)
     else:
-        table = LiveTable(row.id, rules, seats, dice)
-        table.replay([(a.seat, Command.from_json(a.command)) for a in stored.actions])
+        table = LiveTable(row.id, rules, initial, server_seed, client_seed=client_seed)
+    table.invite_token = row.invite_token
+    table.public = bool(row.public)
+    table.seed_deadline = _aware(row.seed_deadline)
+    table.replay([(a.seat, a.command) for a in stored.actions])
+    if not contributions:
+        table.seats = seats  # seats taken before the log held them
     if row.status == "finished":
         table.finish()
     return table
+
+
+def _initial_seats(seats: Sequence[SeatInfo], stored: StoredTable) -> list[SeatInfo]:
+    """The seats before the log's ``sit`` actions: those seats open."""
+    out = list(seats)
+    for action in stored.actions:
+        if action.command.get("action") in ("sit", "leave"):
+            out[action.seat] = SeatInfo("open seat")
+    return out

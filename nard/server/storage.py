@@ -1,26 +1,44 @@
 """The database: SQLite by default, PostgreSQL by URL, migrated by Alembic.
 
 :class:`Storage` is the only code that talks SQL. Every write is one
-transaction; a table's actions are appended with their sequence numbers, and
-the primary key ``(table_id, seq)`` refuses a second writer that raced for
-the same number (:class:`ConflictError`), so nothing stored is ever
-overwritten.
+transaction. A table changes only by :meth:`Storage.commit`, which appends its
+actions and advances the table's sequence number (``action_count``) with a
+compare-and-set in the same transaction: of two writers that raced from the
+same state, whichever process they run in, exactly one commits and the other
+gets :class:`ConflictError`, so nothing stored is ever overwritten and no
+state is reached that was not checked against the one before it. The primary
+key ``(table_id, seq)`` of the actions backs the same guarantee.
+
+The computer's seat is run by one process at a time: :meth:`Storage.acquire_lease`
+takes the table's lease for one sequence number (the next commit ends it), and
+a lease whose holder died expires.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import create_engine, event, func, or_, select, update
+from sqlalchemy import (
+    Table,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -28,11 +46,20 @@ from sqlalchemy.orm import Session, sessionmaker
 from nard.core import NardError
 from nard.server.models import AuthSession, PlayerRow, TableActionRow, TableRow, TableSeatRow
 
-__all__ = ["ConflictError", "Storage", "StoredTable", "UsernameTakenError"]
+__all__ = [
+    "KEEP",
+    "ConflictError",
+    "Lease",
+    "Storage",
+    "StoredAction",
+    "StoredTable",
+    "UsernameTakenError",
+]
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SESSION_LIFETIME = timedelta(days=180)
 """How long a sign-in lasts (the cookie's age matches it)."""
+_MIGRATION_LOCK = 0x6E617264  # "nard": PostgreSQL advisory lock held while migrating
 
 
 class ConflictError(NardError):
@@ -40,7 +67,16 @@ class ConflictError(NardError):
 
 
 class UsernameTakenError(NardError, ValueError):
-    """An account with that username exists."""
+    """An account with that username (or one that looks the same) exists."""
+
+
+@dataclass(frozen=True)
+class StoredAction:
+    """One stored action: its sequence number, seat and command (JSON object)."""
+
+    seq: int
+    seat: int
+    command: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -49,11 +85,37 @@ class StoredTable:
 
     row: TableRow
     seats: list[TableSeatRow]
-    actions: list[TableActionRow]
+    actions: list[StoredAction]
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A process's hold on a table's computer turn: ``owner`` until ``until``."""
+
+    owner: str
+    until: datetime
 
 
 def _hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """SQLite gives naive datetimes back: they are UTC."""
+    if moment is not None and moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment
+
+
+KEEP: Any = object()
+"""A :meth:`Storage.commit` argument left as it is stored."""
+_UNSET = KEEP
+
+_players = cast(Table, PlayerRow.__table__)
+_sessions = cast(Table, AuthSession.__table__)
+_tables = cast(Table, TableRow.__table__)
+_seats = cast(Table, TableSeatRow.__table__)
+_actions = cast(Table, TableActionRow.__table__)
 
 
 class Storage:
@@ -63,34 +125,52 @@ class Storage:
         self.url = url
         if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        self.engine: Engine = create_engine(url)
+        self.engine: Engine = create_engine(url, pool_pre_ping=True)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._orm = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
 
     def migrate(self) -> None:
-        """Bring the schema up to date (Alembic ``upgrade head``)."""
+        """Bring the schema up to date (Alembic ``upgrade head``); several processes
+        starting at once on PostgreSQL migrate one after the other."""
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
         with self.engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                connection.execute(text(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})"))
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
+
+    def ping(self) -> None:
+        """One round trip to the database (raises when it cannot be reached)."""
+        with self.engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
 
     def close(self) -> None:
         self.engine.dispose()
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
-        with self._sessions() as session, session.begin():
+        with self._orm() as session, session.begin():
             yield session
 
     # -- players -------------------------------------------------------------
     def create_player(
-        self, display_name: str, username: str | None = None, password_hash: str | None = None
+        self,
+        display_name: str,
+        username: str | None = None,
+        password_hash: str | None = None,
+        *,
+        username_key: str | None = None,
     ) -> PlayerRow:
         row = PlayerRow(
             display_name=display_name,
             username=username,
+            username_key=username_key,
             password_hash=password_hash,
             created_at=datetime.now(UTC),
         )
@@ -105,17 +185,26 @@ class Storage:
         with self._session() as s:
             return s.get(PlayerRow, player_id)
 
-    def player_by_username(self, username: str) -> PlayerRow | None:
+    def player_by_username(self, username: str, key: str | None = None) -> PlayerRow | None:
+        """The account whose canonical key is ``key`` or, for accounts made before keys
+        (or sharing an old key), whose username is exactly ``username``."""
         with self._session() as s:
+            if key is not None:
+                found = s.scalars(select(PlayerRow).where(PlayerRow.username_key == key)).first()
+                if found is not None:
+                    return found
             return s.scalars(select(PlayerRow).where(PlayerRow.username == username)).first()
 
-    def upgrade_guest(self, player_id: int, username: str, password_hash: str) -> PlayerRow:
+    def upgrade_guest(
+        self, player_id: int, username: str, password_hash: str, *, username_key: str | None = None
+    ) -> PlayerRow:
         """Turn a guest into an account, keeping its games."""
         try:
             with self._session() as s:
                 row = s.get(PlayerRow, player_id)
                 assert row is not None
                 row.username = username
+                row.username_key = username_key
                 row.display_name = username
                 row.password_hash = password_hash
         except IntegrityError:
@@ -128,9 +217,9 @@ class Storage:
         hash is stored."""
         token = secrets.token_urlsafe(32)
         csrf = secrets.token_urlsafe(32)
-        with self._session() as s:
-            s.add(
-                AuthSession(
+        with self.engine.begin() as c:
+            c.execute(
+                insert(_sessions).values(
                     token_hash=_hash_token(token),
                     player_id=player_id,
                     csrf_token=csrf,
@@ -142,42 +231,63 @@ class Storage:
     def auth_session(self, token: str) -> tuple[PlayerRow, str] | None:
         """The player and CSRF token of a cookie token, or None (unknown or expired:
         an expired session is deleted)."""
-        with self._session() as s:
-            found = s.get(AuthSession, _hash_token(token))
-            if found is None:
-                return None
-            created = found.created_at
-            if created.tzinfo is None:  # SQLite gives naive datetimes back
-                created = created.replace(tzinfo=UTC)
-            if datetime.now(UTC) - created > SESSION_LIFETIME:
-                s.delete(found)
-                return None
-            player = s.get(PlayerRow, found.player_id)
-            return None if player is None else (player, found.csrf_token)
+        token_hash = _hash_token(token)
+        with self.engine.connect() as c:
+            found = c.execute(
+                select(_sessions.c.csrf_token, _sessions.c.created_at, _players)
+                .join(_players, _players.c.id == _sessions.c.player_id)
+                .where(_sessions.c.token_hash == token_hash)
+            ).first()
+        if found is None:
+            return None
+        created = _aware(found.created_at)
+        assert created is not None
+        if datetime.now(UTC) - created > SESSION_LIFETIME:
+            self.end_auth_session(token)
+            return None
+        player = PlayerRow(
+            id=found.id,
+            username=found.username,
+            username_key=found.username_key,
+            display_name=found.display_name,
+            password_hash=found.password_hash,
+            created_at=found.created_at,
+        )
+        return player, found.csrf_token
 
     def set_password(self, player_id: int, password_hash: str) -> None:
-        with self._session() as s:
-            row = s.get(PlayerRow, player_id)
-            assert row is not None
-            row.password_hash = password_hash
+        with self.engine.begin() as c:
+            c.execute(
+                update(_players)
+                .where(_players.c.id == player_id)
+                .values(password_hash=password_hash)
+            )
 
-    def end_other_sessions(self, player_id: int, keep_token: str) -> int:
-        """Sign the player out everywhere but the session of ``keep_token``; how many."""
+    def end_other_sessions(self, player_id: int, keep_token: str) -> list[str]:
+        """Sign the player out everywhere but the session of ``keep_token``; the hashes
+        of the sessions ended."""
         keep = _hash_token(keep_token)
-        with self._session() as s:
-            rows = s.scalars(select(AuthSession).where(AuthSession.player_id == player_id))
-            ended = 0
-            for row in rows:
-                if row.token_hash != keep:
-                    s.delete(row)
-                    ended += 1
-            return ended
+        with self.engine.begin() as c:
+            ended = list(
+                c.scalars(
+                    select(_sessions.c.token_hash).where(
+                        _sessions.c.player_id == player_id, _sessions.c.token_hash != keep
+                    )
+                )
+            )
+            c.execute(delete(_sessions).where(_sessions.c.token_hash.in_(ended)))
+        return ended
 
-    def end_auth_session(self, token: str) -> None:
-        with self._session() as s:
-            found = s.get(AuthSession, _hash_token(token))
-            if found is not None:
-                s.delete(found)
+    def end_auth_session(self, token: str) -> str:
+        """Sign out the session of ``token``; its hash (what its sockets are bound to)."""
+        token_hash = _hash_token(token)
+        with self.engine.begin() as c:
+            c.execute(delete(_sessions).where(_sessions.c.token_hash == token_hash))
+        return token_hash
+
+    @staticmethod
+    def token_hash(token: str) -> str:
+        return _hash_token(token)
 
     # -- tables ----------------------------------------------------------------
     def create_table(
@@ -188,17 +298,19 @@ class Storage:
         settings: dict[str, Any],
         seats: Sequence[dict[str, Any]],
         server_seed: str,
-        client_seed: str,
         commitment: str,
         invite_token: str,
         creator_id: int,
+        client_seed: str = "",
         public: bool = False,
+        seed_deadline: datetime | None = None,
     ) -> None:
-        with self._session() as s:
-            s.add(
-                TableRow(
+        now = datetime.now(UTC)
+        with self.engine.begin() as c:
+            c.execute(
+                insert(_tables).values(
                     id=table_id,
-                    created_at=datetime.now(UTC),
+                    created_at=now,
                     status=status,
                     settings=settings,
                     server_seed=server_seed,
@@ -208,37 +320,129 @@ class Storage:
                     public=public,
                     creator_id=creator_id,
                     action_count=0,
+                    seed_deadline=seed_deadline,
                 )
             )
-            s.flush()
-            for number, seat in enumerate(seats):
-                s.add(TableSeatRow(table_id=table_id, seat=number, **seat))
+            c.execute(
+                insert(_seats),
+                [{"table_id": table_id, "seat": n, **seat} for n, seat in enumerate(seats)],
+            )
 
     def table_row(self, table_id: str) -> TableRow | None:
         """The table's own row (no seats or actions)."""
         with self._session() as s:
             return s.get(TableRow, table_id)
 
+    def table_state(self, table_id: str) -> tuple[int, str] | None:
+        """The table's sequence number and status, or None if there is no such table."""
+        with self.engine.connect() as c:
+            found = c.execute(
+                select(_tables.c.action_count, _tables.c.status).where(_tables.c.id == table_id)
+            ).first()
+        return None if found is None else (int(found[0]), str(found[1]))
+
+    def table_states(self, table_ids: Sequence[str]) -> dict[str, int]:
+        """The sequence numbers of several tables (those that exist)."""
+        if not table_ids:
+            return {}
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(_tables.c.id, _tables.c.action_count).where(_tables.c.id.in_(table_ids))
+            ).all()
+        return {str(r[0]): int(r[1]) for r in rows}
+
     def load_table(self, table_id: str) -> StoredTable | None:
         with self._session() as s:
             row = s.get(TableRow, table_id)
             if row is None:
                 return None
-            seats = list(
-                s.scalars(
-                    select(TableSeatRow)
-                    .where(TableSeatRow.table_id == table_id)
-                    .order_by(TableSeatRow.seat)
+            seats = self._seats_of(s, table_id)
+            actions = [
+                StoredAction(a.seq, a.seat, a.command)
+                for a in s.execute(
+                    select(_actions.c.seq, _actions.c.seat, _actions.c.command)
+                    .where(_actions.c.table_id == table_id)
+                    .order_by(_actions.c.seq)
                 )
-            )
-            actions = list(
-                s.scalars(
-                    select(TableActionRow)
-                    .where(TableActionRow.table_id == table_id)
-                    .order_by(TableActionRow.seq)
-                )
-            )
+            ]
             return StoredTable(row, seats, actions)
+
+    def actions_since(self, table_id: str, seq: int) -> list[StoredAction]:
+        """The table's actions numbered ``seq`` and later, in order."""
+        with self.engine.connect() as c:
+            return [
+                StoredAction(a.seq, a.seat, a.command)
+                for a in c.execute(
+                    select(_actions.c.seq, _actions.c.seat, _actions.c.command)
+                    .where(_actions.c.table_id == table_id, _actions.c.seq >= seq)
+                    .order_by(_actions.c.seq)
+                )
+            ]
+
+    def commit(
+        self,
+        table_id: str,
+        first_seq: int,
+        entries: Sequence[tuple[int, dict[str, Any]]],
+        *,
+        status: str,
+        seats: Mapping[int, dict[str, Any]] | None = None,
+        client_seed: str | None = None,
+        seed_deadline: datetime | None = _UNSET,
+        lease: Lease | None = None,
+    ) -> None:
+        """Append ``entries`` (seat, command) as actions ``first_seq``, ``first_seq + 1``...
+        and set the table's ``status`` (and ``seats``, ``client_seed``,
+        ``seed_deadline`` where given), all in one transaction.
+
+        The table's sequence number must still be ``first_seq``; otherwise
+        :class:`ConflictError` and nothing is written. The computer's lease ends
+        with the commit, unless ``lease`` gives the next one (the computer acts
+        next, and this process will think for it).
+        """
+        now = datetime.now(UTC)
+        values: dict[str, Any] = {
+            "action_count": first_seq + len(entries),
+            "status": status,
+            "finished_at": now if status == "finished" else None,
+            "lease_owner": lease.owner if lease else None,
+            "lease_until": lease.until if lease else None,
+        }
+        if client_seed is not None:
+            values["client_seed"] = client_seed
+        if seed_deadline is not _UNSET:
+            values["seed_deadline"] = seed_deadline
+        try:
+            with self.engine.begin() as c:
+                changed = c.execute(
+                    update(_tables)
+                    .where(_tables.c.id == table_id, _tables.c.action_count == first_seq)
+                    .values(**values)
+                ).rowcount
+                if changed != 1:
+                    raise ConflictError(f"table {table_id} changed since action {first_seq}")
+                for seat, change in (seats or {}).items():
+                    c.execute(
+                        update(_seats)
+                        .where(_seats.c.table_id == table_id, _seats.c.seat == seat)
+                        .values(**change)
+                    )
+                if entries:
+                    c.execute(
+                        insert(_actions),
+                        [
+                            {
+                                "table_id": table_id,
+                                "seq": first_seq + offset,
+                                "seat": seat,
+                                "command": cmd,
+                                "created_at": now,
+                            }
+                            for offset, (seat, cmd) in enumerate(entries)
+                        ],
+                    )
+        except IntegrityError:
+            raise ConflictError(f"table {table_id} changed since action {first_seq}") from None
 
     def append_actions(
         self,
@@ -248,68 +452,54 @@ class Storage:
         *,
         status: str,
     ) -> None:
-        """Store ``entries`` (seat, command) as actions ``first_seq``, ``first_seq + 1``...
+        """:meth:`commit` of actions alone."""
+        self.commit(table_id, first_seq, entries, status=status)
 
-        The table's action count must still be ``first_seq``; otherwise
-        :class:`ConflictError` and nothing is written.
-        """
-        now = datetime.now(UTC)
-        try:
-            with self._session() as s:
-                changed = s.execute(
-                    update(TableRow)
-                    .where(TableRow.id == table_id, TableRow.action_count == first_seq)
-                    .values(
-                        action_count=first_seq + len(entries),
-                        status=status,
-                        finished_at=now if status == "finished" else None,
-                    )
-                ).rowcount  # type: ignore[attr-defined]
-                if changed != 1:
-                    raise ConflictError(f"table {table_id} changed since action {first_seq}")
-                for offset, (seat, cmd) in enumerate(entries):
-                    s.add(
-                        TableActionRow(
-                            table_id=table_id,
-                            seq=first_seq + offset,
-                            seat=seat,
-                            command=cmd,
-                            created_at=now,
-                        )
-                    )
-        except IntegrityError:
-            raise ConflictError(f"table {table_id} changed since action {first_seq}") from None
-
-    def take_seat(self, table_id: str, seat: int, player_id: int, name: str) -> bool:
-        """Seat ``player_id`` in an open seat; False when someone sat there first."""
-        with self._session() as s:
-            changed = s.execute(
-                update(TableSeatRow)
+    def acquire_lease(
+        self, table_id: str, seq: int, lease: Lease, now: datetime | None = None
+    ) -> bool:
+        """Take the table's computer turn at sequence number ``seq`` for ``lease.owner``:
+        False when the table moved on or another holder's lease has not expired by
+        ``now`` (default: the current time)."""
+        now = now or datetime.now(UTC)
+        with self.engine.begin() as c:
+            changed = c.execute(
+                update(_tables)
                 .where(
-                    TableSeatRow.table_id == table_id,
-                    TableSeatRow.seat == seat,
-                    TableSeatRow.player_id.is_(None),
-                    TableSeatRow.level.is_(None),
+                    _tables.c.id == table_id,
+                    _tables.c.action_count == seq,
+                    or_(
+                        _tables.c.lease_owner.is_(None),
+                        _tables.c.lease_owner == lease.owner,
+                        _tables.c.lease_until < now,
+                    ),
                 )
-                .values(player_id=player_id, name=name)
-            ).rowcount  # type: ignore[attr-defined]
-            if changed == 1:
-                s.execute(update(TableRow).where(TableRow.id == table_id).values(status="playing"))
-            return bool(changed == 1)
+                .values(lease_owner=lease.owner, lease_until=lease.until)
+            ).rowcount
+        return bool(changed == 1)
 
-    def set_status(self, table_id: str, status: str) -> None:
-        with self._session() as s:
-            s.execute(
-                update(TableRow)
-                .where(TableRow.id == table_id)
-                .values(
-                    status=status,
-                    finished_at=datetime.now(UTC) if status == "finished" else None,
-                )
+    def release_lease(self, table_id: str, owner: str) -> None:
+        """Give up ``owner``'s lease (its thinking failed, or the process stops)."""
+        with self.engine.begin() as c:
+            c.execute(
+                update(_tables)
+                .where(_tables.c.id == table_id, _tables.c.lease_owner == owner)
+                .values(lease_owner=None, lease_until=None)
+            )
+
+    def release_leases(self, owner: str) -> int:
+        """Give up every lease ``owner`` holds (a process shutting down); how many."""
+        with self.engine.begin() as c:
+            return int(
+                c.execute(
+                    update(_tables)
+                    .where(_tables.c.lease_owner == owner)
+                    .values(lease_owner=None, lease_until=None)
+                ).rowcount
             )
 
     def open_tables(self, limit: int = 50) -> list[StoredTable]:
-        """Tables waiting for a second person, newest first (no actions loaded)."""
+        """Tables waiting for another person, newest first (no actions loaded)."""
         with self._session() as s:
             rows = list(
                 s.scalars(
@@ -319,7 +509,7 @@ class Storage:
                     .limit(limit)
                 )
             )
-            return [StoredTable(r, self._seats(s, r.id), []) for r in rows]
+            return [StoredTable(r, self._seats_of(s, r.id), []) for r in rows]
 
     def tables_of(self, player_id: int, limit: int = 100) -> list[StoredTable]:
         """The player's tables, newest first (no actions loaded)."""
@@ -333,14 +523,14 @@ class Storage:
                     .limit(limit)
                 )
             )
-            return [StoredTable(r, self._seats(s, r.id), []) for r in rows]
+            return [StoredTable(r, self._seats_of(s, r.id), []) for r in rows]
 
     def count_tables(self) -> int:
-        with self._session() as s:
-            return int(s.scalar(select(func.count()).select_from(TableRow)) or 0)
+        with self.engine.connect() as c:
+            return int(c.scalar(select(func.count()).select_from(_tables)) or 0)
 
     @staticmethod
-    def _seats(s: Session, table_id: str) -> list[TableSeatRow]:
+    def _seats_of(s: Session, table_id: str) -> list[TableSeatRow]:
         return list(
             s.scalars(
                 select(TableSeatRow)

@@ -2,39 +2,52 @@
 
 :class:`LiveTable` is the server's game state, rebuilt from what is stored
 (:mod:`nard.server.models`): the rules, the seats, the dice seeds and the log
-of :class:`~nard.match.commands.Command` s. The rules themselves are
+of what happened (the seats' commands, as JSON, and the table's own
+actions). The rules themselves are
 :mod:`nard.match`'s; this module adds who sits where, who may act, the
 table's own steps (a new game starts and its opening roll is made as soon as
 the previous game ends) and the view a client is sent.
 
->>> import random
->>> from nard.match.dice import FairDice
 >>> seats = (SeatInfo("ann", player_id=1), SeatInfo("bob", player_id=2))
->>> dice = FairDice.new("c", rng=random.Random(1))
->>> table = LiveTable("t1", TableRules(match_length=3), seats, dice)
->>> table.start()
-[(-1, Command(action=<GameAction.OPENING_ROLL: 'opening roll'>, play=None, points=None))]
->>> table.to_act in (0, 1), table.status
-(True, 'playing')
+>>> table = LiveTable("t1", TableRules(match_length=3), seats, bytes(range(32)))
+>>> table.status, table.missing_contributions()
+('seeding', [0, 1])
+>>> table.contribute(0, "ann-7f3a")
+[(0, {'action': 'seed', 'seed': 'ann-7f3a', 'source': 'player'})]
+>>> table.contribute(1, "bob-19c2")[1:]
+[(-1, {'action': 'opening roll'})]
+>>> table.to_act in (0, 1), table.status, table.fair_dice.client_seed
+(True, 'playing', 'ann-7f3a\\nbob-19c2')
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
 from nard.core import Position
+from nard.core.dice import Dice
 from nard.engine import Level
 from nard.match.commands import Command, perform
-from nard.match.dice import FairDice, RecordingDice
+from nard.match.dice import (
+    FairDice,
+    RecordingDice,
+    check_contribution,
+    combine_contributions,
+    seed_commitment,
+)
 from nard.match.game import Decision, Game, GameAction, MatchStateError
 from nard.match.match import Match, MatchRules, MoneyRules, Session
-from nard.notation.json_record import DiceCommitment
+from nard.notation.json_record import DiceCommitment, SeedContribution
 from nard.notation.records import Action, ActionKind, MatchRecord
 
 __all__ = [
+    "TABLE_ACTIONS",
     "TABLE_SEAT",
+    "Contribution",
+    "ContributionClosedError",
     "LiveTable",
     "NotYourTurnError",
     "SeatInfo",
@@ -48,12 +61,31 @@ TABLE_SEAT = -1
 """The seat number the table's own steps (opening rolls) are logged under."""
 
 
+TABLE_ACTIONS = frozenset({"sit", "leave", "seed", "end"})
+"""The table's own actions in its log (the rest are the game's commands)."""
+
+
 class NotYourTurnError(MatchStateError):
     """A seat tried to act when the game waits for the other seat."""
 
 
 class TableClosedError(MatchStateError):
     """An action at a table that is not in play (waiting for a player, or finished)."""
+
+
+class ContributionClosedError(MatchStateError):
+    """A contribution to the dice that is not taken: given already, too late, or
+    from a seat that does not contribute."""
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """One seat's contribution to the table's client seed (``source`` ``player``, or
+    ``timeout`` with an empty seed when it did not come in time)."""
+
+    seat: int
+    seed: str
+    source: str = "player"
 
 
 @dataclass(frozen=True)
@@ -131,25 +163,55 @@ class SeatInfo:
 
 class TableBase:
     """What every kind of table has: an id, the agreed rules, seats, fair dice
-    (every die recorded), and whether it has finished."""
+    (every die recorded), the log of everything that happened at it, and
+    whether it has finished.
+
+    The dice: the server's secret seed is fixed (and committed to) when the
+    table is created; then every seated person adds a contribution
+    (``seed`` actions), and only when all of them are in (or the deadline
+    passed and the missing ones were logged as ``timeout``) is the client
+    seed formed and the first die rolled (docs/fair-dice.md). A table made
+    before contributions existed has its one ``client_seed`` from the start.
+
+    Besides the game's own commands the log holds the table's: ``sit`` (a
+    person takes an open seat), ``leave`` (gives it up before the first
+    roll), ``seed`` (a contribution) and ``end`` (the table stops). Every entry
+    is ``(seat, JSON object)`` as stored, and the table's sequence number is
+    the length of its log.
+    """
 
     def __init__(
         self,
         table_id: str,
         rules: TableRules,
         seats: Sequence[SeatInfo],
-        dice: FairDice,
+        server_seed: bytes,
         *,
-        finished: bool = False,
+        client_seed: str | None = None,
     ) -> None:
         self.id = table_id
         self.rules = rules
         self.seats = list(seats)
-        self.fair_dice = dice
-        self.dice = RecordingDice(dice)
-        self.finished = finished
+        self._server_seed = server_seed
+        self.commitment = seed_commitment(server_seed)
+        self.contributions: dict[int, Contribution] = {}
+        self.fair_dice: FairDice | None = None
+        self.dice = RecordingDice(_NotSeeded())
+        if client_seed is not None:  # a table from before contributions
+            self._seed_dice(client_seed)
+        self.finished = False
+        self.log: list[tuple[int, dict[str, Any]]] = []
         self.steps: list[dict[str, Any]] = []
-        """The board after every logged action, for the replay viewer."""
+        """The board after every logged game action, for the replay viewer."""
+        self.invite_token = ""
+        self.public = False
+        self.seed_deadline: datetime | None = None
+        """When the contributions are due (set by the service once every seat is filled)."""
+
+    @property
+    def seq(self) -> int:
+        """The table's sequence number: how many actions it has logged."""
+        return len(self.log)
 
     @property
     def game(self) -> Game | None:  # pragma: no cover - every kind of table has its own
@@ -160,6 +222,18 @@ class TableBase:
 
     def game_number(self) -> int:  # pragma: no cover - every kind of table has its own
         raise NotImplementedError
+
+    def waiting_for(self) -> list[int]:  # pragma: no cover - every kind of table has its own
+        raise NotImplementedError
+
+    def is_match_over(self) -> bool:
+        return False
+
+    def start(self, *, next_game: bool = False) -> list[tuple[int, dict[str, Any]]]:
+        raise NotImplementedError  # pragma: no cover - every kind of table has its own
+
+    def _replay_game_action(self, seat: int, command: Mapping[str, Any]) -> None:
+        raise NotImplementedError  # pragma: no cover - every kind of table has its own
 
     def _snapshot(self, text: str) -> None:
         """Keep the board as it is after the action just logged (seat 0's side, or the
@@ -181,41 +255,156 @@ class TableBase:
             }
         )
 
+    # -- who sits, and the dice --------------------------------------------------
     @property
     def status(self) -> str:
-        """``waiting`` (a seat is open), ``playing`` or ``finished``."""
+        """``waiting`` (a seat is open), ``seeding`` (the dice contributions are not all
+        in), ``playing`` or ``finished``."""
         if self.finished:
             return "finished"
         if any(s.is_open for s in self.seats):
             return "waiting"
+        if self.fair_dice is None:
+            return "seeding"
         return "playing"
+
+    @property
+    def started(self) -> bool:
+        """Whether the first die has been rolled (the seats and seeds are final)."""
+        return self.fair_dice is not None
+
+    def contributors(self) -> list[int]:
+        """The seats that contribute to the dice: every seat of a person."""
+        return [n for n, s in enumerate(self.seats) if not s.is_computer]
+
+    def missing_contributions(self) -> list[int]:
+        """The seats (filled or open) whose contribution is not in yet."""
+        if self.started:
+            return []
+        return [n for n in self.contributors() if n not in self.contributions]
+
+    def sit(self, seat: int, info: SeatInfo) -> list[tuple[int, dict[str, Any]]]:
+        """A person takes the open ``seat``; the log entry."""
+        if self.finished or self.started:
+            raise TableClosedError(f"table {self.id} has started: no seat is open")
+        if not 0 <= seat < len(self.seats) or not self.seats[seat].is_open:
+            raise TableClosedError(f"seat {seat} of table {self.id} is taken")
+        if info.player_id is None:
+            raise ValueError("a seat is taken by a person")
+        entry = {"action": "sit", "player_id": info.player_id, "name": info.name}
+        self._apply_table_action(seat, entry)
+        return [(seat, entry)]
+
+    def leave(self, seat: int) -> list[tuple[int, dict[str, Any]]]:
+        """The person in ``seat`` gives it up before the first roll; the log entry."""
+        if self.finished or self.started:
+            raise TableClosedError(f"table {self.id} has started: resign instead of leaving")
+        entry = {"action": "leave"}
+        self._apply_table_action(seat, entry)
+        return [(seat, entry)]
+
+    def contribute(
+        self, seat: int, seed: str, *, source: str = "player"
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """``seat``'s contribution to the dice; when it is the last one, the table's
+        first steps follow (the opening roll). Raises before changing anything."""
+        if self.finished or self.started:
+            raise ContributionClosedError(
+                f"table {self.id} has rolled its first die: contributions are closed"
+            )
+        if seat not in self.contributors():
+            raise ContributionClosedError(f"seat {seat} does not contribute to the dice")
+        if seat in self.contributions:
+            raise ContributionClosedError(f"seat {seat} has given its contribution")
+        if source == "player":
+            check_contribution(seed)
+        entry = {"action": "seed", "seed": seed, "source": source}
+        self._apply_table_action(seat, entry)
+        return [(seat, entry), *self.start()]
+
+    def time_out_contributions(self) -> list[tuple[int, dict[str, Any]]]:
+        """Log an empty contribution for every seated person who did not give theirs
+        (the deadline passed), then start: the entries."""
+        if any(s.is_open for s in self.seats):
+            raise TableClosedError(f"table {self.id} waits for a player: it cannot start")
+        entries: list[tuple[int, dict[str, Any]]] = []
+        for seat in self.missing_contributions():
+            entry = {"action": "seed", "seed": "", "source": "timeout"}
+            self._apply_table_action(seat, entry)
+            entries.append((seat, entry))
+        return [*entries, *self.start()]
+
+    def end(self, seat: int) -> list[tuple[int, dict[str, Any]]]:
+        """``seat`` stops the table; the log entry."""
+        if self.finished:
+            raise TableClosedError(f"table {self.id} is finished")
+        entry = {"action": "end"}
+        self._apply_table_action(seat, entry)
+        return [(seat, entry)]
+
+    def _apply_table_action(self, seat: int, command: Mapping[str, Any]) -> None:
+        action = command["action"]
+        if action == "sit":
+            self.seats[seat] = SeatInfo(str(command["name"]), player_id=int(command["player_id"]))
+        elif action == "leave":
+            self.seats[seat] = SeatInfo("open seat")
+            self.contributions.pop(seat, None)
+        elif action == "seed":
+            self.contributions[seat] = Contribution(
+                seat, str(command["seed"]), str(command.get("source", "player"))
+            )
+            if not self.missing_contributions() and not any(s.is_open for s in self.seats):
+                ordered = [self.contributions[n] for n in sorted(self.contributions)]
+                self._seed_dice(combine_contributions([c.seed for c in ordered]))
+        elif action == "end":
+            self.finished = True
+        else:  # pragma: no cover - TABLE_ACTIONS lists the cases above
+            raise AssertionError(action)
+        self.log.append((seat, dict(command)))
+
+    def _seed_dice(self, client_seed: str) -> None:
+        self.fair_dice = FairDice(self._server_seed, client_seed)
+        self.dice.source = self.fair_dice
+
+    def replay(self, log: Sequence[tuple[int, Mapping[str, Any]]]) -> None:
+        """Apply stored actions (at a freshly built table, or one that fell behind)."""
+        for seat, command in log:
+            if command.get("action") in TABLE_ACTIONS:
+                self._apply_table_action(seat, command)
+            else:
+                self._replay_game_action(seat, command)
+        if self.is_match_over():
+            self.finished = True
 
     def finish(self) -> None:
         """End the table (the match is won, or the session or chouette stopped)."""
         self.finished = True
 
-    def sit(self, seat: int, info: SeatInfo) -> None:
-        if not self.seats[seat].is_open:
-            raise TableClosedError(f"seat {seat} of table {self.id} is taken")
-        self.seats[seat] = info
-
     def dice_commitment(self) -> DiceCommitment:
-        """The commitment, the client seed, the seed once the table is finished, the dice."""
+        """The commitment, the client seed and its contributions, the seed once the
+        table is finished, the dice."""
         return DiceCommitment(
-            commitment=self.fair_dice.commitment,
-            client_seed=self.fair_dice.client_seed,
+            commitment=self.commitment,
+            client_seed=self.fair_dice.client_seed if self.fair_dice else "",
             server_seed=self.revealed_seed(),
             log=tuple(self.dice.log),
+            contributions=tuple(
+                SeedContribution(c.seat, self.seats[c.seat].name, c.seed, c.source)
+                for c in sorted(self.contributions.values(), key=lambda c: c.seat)
+            ),
         )
 
     def revealed_seed(self) -> str | None:
         """The server seed in hex once the table is finished, else None."""
         if not self.finished:
             return None
-        return self.fair_dice.reveal()
+        if self.fair_dice is not None:
+            self.fair_dice.reveal()
+        return self._server_seed.hex()
 
     def _common_view(self, viewer: int | None) -> dict[str, Any]:
         """The parts of a client's view every kind of table shares."""
+        missing = self.missing_contributions()
         return {
             "id": self.id,
             "status": self.status,
@@ -229,10 +418,37 @@ class TableBase:
                 for s in self.seats
             ],
             "you": viewer,
-            "dice_commitment": self.fair_dice.commitment,
-            "client_seed": self.fair_dice.client_seed,
+            "dice_commitment": self.commitment,
+            "client_seed": self.fair_dice.client_seed if self.fair_dice else None,
+            "contributions": [
+                {
+                    "seat": n,
+                    "given": n in self.contributions,
+                    "seed": self.contributions[n].seed if n in self.contributions else None,
+                    "source": self.contributions[n].source if n in self.contributions else None,
+                }
+                for n in self.contributors()
+            ],
+            "you_contribute": viewer is not None
+            and viewer in missing
+            and not self.seats[viewer].is_open
+            and not self.finished,
+            "seed_deadline": None
+            if self.seed_deadline is None or self.started
+            else self.seed_deadline.isoformat(),
             "server_seed": self.revealed_seed(),
+            "invite": None,
         }
+
+
+class _NotSeeded:
+    """The dice source of a table whose contributions are not all in: it cannot roll."""
+
+    def roll(self) -> Dice:
+        raise TableClosedError("the dice are not seeded yet: contributions are missing")
+
+    def opening_roll(self) -> Dice:
+        return self.roll()
 
 
 class LiveTable(TableBase):
@@ -243,15 +459,14 @@ class LiveTable(TableBase):
         table_id: str,
         rules: TableRules,
         seats: Sequence[SeatInfo],
-        dice: FairDice,
+        server_seed: bytes,
         *,
-        finished: bool = False,
+        client_seed: str | None = None,
     ) -> None:
         if len(seats) != 2:
             raise ValueError(f"a table has two seats, not {len(seats)}")
-        super().__init__(table_id, rules, seats, dice, finished=finished)
+        super().__init__(table_id, rules, seats, server_seed, client_seed=client_seed)
         self.games = rules.games(self.dice)
-        self.log: list[tuple[int, Command]] = []
 
     # -- state ---------------------------------------------------------------
 
@@ -284,7 +499,7 @@ class LiveTable(TableBase):
         return isinstance(self.games, Match) and self.games.is_over
 
     # -- acting --------------------------------------------------------------
-    def start(self, *, next_game: bool = False) -> list[tuple[int, Command]]:
+    def start(self, *, next_game: bool = False) -> list[tuple[int, dict[str, Any]]]:
         """The table's own steps due now, done and returned for storing.
 
         In a match the next game starts (with its opening roll) as soon as the
@@ -294,7 +509,7 @@ class LiveTable(TableBase):
         """
         if self.status != "playing":
             return []
-        steps: list[tuple[int, Command]] = []
+        steps: list[tuple[int, dict[str, Any]]] = []
         game = self.game
         if game is None or game.is_over:
             if self.is_match_over():
@@ -307,17 +522,17 @@ class LiveTable(TableBase):
             command = Command(GameAction.OPENING_ROLL)
             perform(game, command)
             self._logged(TABLE_SEAT, command)
-            steps.append((TABLE_SEAT, command))
+            steps.append((TABLE_SEAT, command.to_json()))
         return steps
 
-    def next_game(self) -> list[tuple[int, Command]]:
+    def next_game(self) -> list[tuple[int, dict[str, Any]]]:
         """Start the next game of a money session (the last one is over)."""
         game = self.game
         if self.status != "playing" or self.match_length or game is None or not game.is_over:
             raise TableClosedError("a new game starts when a money game is over")
         return self.start(next_game=True)
 
-    def act(self, seat: int, command: Command) -> list[tuple[int, Command]]:
+    def act(self, seat: int, command: Command) -> list[tuple[int, dict[str, Any]]]:
         """``seat`` gives ``command``; returns it and the table steps that followed.
 
         Raises :class:`NotYourTurnError`, :class:`TableClosedError` or the rules'
@@ -337,19 +552,18 @@ class LiveTable(TableBase):
             )
         perform(game, command)
         self._logged(seat, command)
-        return [(seat, command), *self.start()]
+        return [(seat, command.to_json()), *self.start()]
 
-    def replay(self, log: Sequence[tuple[int, Command]]) -> None:
-        """Apply a stored log (at a freshly built table) to rebuild its state."""
-        for seat, command in log:
-            game = self.game
-            if seat == TABLE_SEAT and (game is None or game.is_over):
-                game = self.games.new_game()  # the table's opening roll starts a game
-            elif seat != TABLE_SEAT and (game is None or game.is_over or seat != game.turn):
-                raise MatchStateError(f"stored action {len(self.log)} by seat {seat} out of turn")
-            assert game is not None
-            perform(game, command)
-            self._logged(seat, command)
+    def _replay_game_action(self, seat: int, data: Mapping[str, Any]) -> None:
+        command = Command.from_json(data)
+        game = self.game
+        if seat == TABLE_SEAT and (game is None or game.is_over):
+            game = self.games.new_game()  # the table's opening roll starts a game
+        elif seat != TABLE_SEAT and (game is None or game.is_over or seat != game.turn):
+            raise MatchStateError(f"stored action {self.seq} by seat {seat} out of turn")
+        assert game is not None
+        perform(game, command)
+        self._logged(seat, command)
 
     def scores(self) -> list[int]:
         return list(self.games.score)
@@ -358,7 +572,7 @@ class LiveTable(TableBase):
         return len(self.games.games)
 
     def _logged(self, seat: int, command: Command) -> None:
-        self.log.append((seat, command))
+        self.log.append((seat, command.to_json()))
         game = self.game
         last = game.actions[-1] if game and game.actions and seat != TABLE_SEAT else None
         self._snapshot("" if last is None else self._step_text(last))
@@ -394,7 +608,7 @@ class LiveTable(TableBase):
             "match_length": self.match_length,
             "game_number": self.game_number(),
             "crawford": bool(game and game.options.crawford),
-            "seq": len(self.log),
+            "seq": self.seq,
             "to_act": acting,
             "game": None
             if game is None

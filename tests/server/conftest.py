@@ -49,6 +49,29 @@ def _postgres_database() -> Iterator[str]:
         admin.dispose()
 
 
+REDIS = os.environ.get("NARD_TEST_REDIS", "redis://127.0.0.1:6379/0")
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """The Redis at ``NARD_TEST_REDIS``; skipped without it unless ``NARD_REQUIRE_REDIS=1``."""
+    import redis
+
+    try:
+        redis.Redis.from_url(REDIS, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        if os.environ.get("NARD_REQUIRE_REDIS") == "1":
+            pytest.fail(f"Redis at {REDIS} is required here: {exc}")
+        pytest.skip(f"no Redis at {REDIS}")
+    return REDIS
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database (skipped without a server, as above)."""
+    yield from _postgres_database()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, empty database: an SQLite file, then a PostgreSQL database."""
@@ -63,8 +86,20 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'nard.db'}"
 
 
-def make_settings(url: str, tmp_path: Path) -> Settings:
-    return Settings(database_url=url, data_dir=tmp_path, engine_workers=1)
+NO_LIMITS = "register= guest= login= table= hint= action="
+"""The abuse limits switched off: tests play whole matches as fast as they can (the
+limits have tests of their own)."""
+
+
+def make_settings(url: str, tmp_path: Path, **overrides: object) -> Settings:
+    return Settings(
+        database_url=url,
+        data_dir=tmp_path,
+        engine_workers=1,
+        limits=NO_LIMITS,
+        metrics=True,
+        **overrides,  # type: ignore[arg-type]
+    )
 
 
 def seeded(seed: int) -> Callable[[], bytes]:

@@ -14,10 +14,32 @@ def guest(client: TestClient, name: str = "ann") -> dict[str, str]:
     return {"X-CSRF-Token": response.json()["csrf_token"]}
 
 
-def new_table(client: TestClient, headers: dict[str, str], **settings: Any) -> dict[str, Any]:
+def new_table(
+    client: TestClient,
+    headers: dict[str, str],
+    *,
+    contribution: str | None = "my contribution",
+    **settings: Any,
+) -> dict[str, Any]:
+    """A new table; the creator then gives ``contribution`` to the dice (None: not yet),
+    which starts a table against the computer."""
     body = {"opponent": "computer", "level": "expert", "match_length": 1, **settings}
     response = client.post("/api/tables", json=body, headers=headers)
     assert response.status_code == 201, response.text
+    table: dict[str, Any] = response.json()
+    if contribution is not None:
+        table = contribute(client, table["id"], headers, contribution)
+    return table
+
+
+def contribute(
+    client: TestClient, table_id: str, headers: dict[str, str], contribution: str
+) -> dict[str, Any]:
+    """Give the caller's contribution to the table's dice."""
+    response = client.post(
+        f"/api/tables/{table_id}/seed", json={"contribution": contribution}, headers=headers
+    )
+    assert response.status_code == 200, response.text
     table: dict[str, Any] = response.json()
     return table
 

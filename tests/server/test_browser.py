@@ -23,6 +23,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from nard.server import Settings, create_app
 from nard.server.storage import Storage
+from tests.server.conftest import NO_LIMITS
 
 CHROMIUM = os.environ.get("NARD_CHROMIUM", "/usr/bin/chromium")
 
@@ -46,7 +47,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     rng = random.Random(11)
     storage = Storage(url)
     app = create_app(
-        Settings(database_url=url, data_dir=folder, engine_workers=1),
+        Settings(database_url=url, data_dir=folder, engine_workers=1, limits=NO_LIMITS),
         storage,
         server_seeds=lambda: rng.randbytes(32),
     )
@@ -132,6 +133,17 @@ def take_turn(page: Page) -> bool:
     return False
 
 
+def contribute(page: Page) -> str:
+    """Give the contribution the page made for the dice (after the commitment was
+    shown); returns it."""
+    page.wait_for_selector("#contribution")
+    made = page.input_value("#contribution")
+    assert len(made) == 16 and page.inner_text("#seeding .commitment code")
+    page.click("#contribute")
+    settle(page)
+    return made
+
+
 def start_as_guest(page: Page, base_url: str, name: str) -> None:
     page.goto(base_url + "/")
     page.fill("input[name=guest_name]", name)
@@ -144,8 +156,10 @@ def test_a_whole_game_against_the_computer_by_clicks(base_url: str, browser: Bro
     start_as_guest(page, base_url, "Ann")
     page.fill("input[name=match_length]", "1")
     page.click("#start")
+    made = contribute(page)
     page.wait_for_selector("#board .checker")
     assert page.locator("#board .checker").count() >= 20
+    assert made in page.inner_text("#contributions")
     for _ in range(400):
         if "wins the match" in page.inner_text("#status"):
             break
@@ -174,10 +188,13 @@ def test_an_online_game_between_two_browser_contexts(base_url: str, browser: Bro
     ann.select_option("select[name=opponent]", "person")
     ann.fill("input[name=match_length]", "3")
     ann.click("#start")
+    contribute(ann)
     ann.wait_for_selector("#invite-link")
     link = ann.input_value("#invite-link")
     assert "invite=" in link
     bob.goto(link)
+    ann.wait_for_selector("#waiting-contributions")  # the socket told Ann's page
+    contribute(bob)
     bob.wait_for_selector("#board .checker")
     ann.wait_for_selector("#board .checker")  # the socket told Ann's page
     turns = 0
@@ -241,6 +258,7 @@ def test_screenshots_of_the_board_keep_their_layout(
     assert phrase in page.inner_text("#nav")
     page.fill("input[name=match_length]", "3")
     page.click("#start")
+    contribute(page)
     page.wait_for_selector("#board .checker")
     shot = page.screenshot(path=str(tmp_path / f"board-{locale}-{width}.png"), full_page=True)
     assert len(shot) > 20_000  # a drawn board, not a blank page
@@ -282,6 +300,7 @@ def test_a_chouette_game_with_two_computers_by_clicks(base_url: str, browser: Br
     page.fill("input[name=players]", "3")
     page.fill("input[name=computers]", "2")
     page.click("#start")
+    contribute(page)
     page.wait_for_selector("#board .checker")
     assert page.locator("#score .player").count() == 3
     roles = page.eval_on_selector_all("#score .player", "els => els.map(e => e.dataset.role)")
@@ -314,6 +333,7 @@ def test_a_checker_is_dragged_to_a_highlighted_point(base_url: str, browser: Bro
     start_as_guest(page, base_url, "Dora")
     page.fill("input[name=match_length]", "3")
     page.click("#start")
+    contribute(page)
     page.wait_for_selector("#board .checker")
     for _ in range(20):  # until it is our turn to play
         settle(page)

@@ -11,15 +11,18 @@ from nard.match.replay import replay
 from nard.match.verify import verify_record
 from nard.notation.json_record import read_json
 from tests.server.conftest import app_on
-from tests.server.helpers import guest
+from tests.server.helpers import contribute, guest
 
 
-def create(client: TestClient, headers: dict[str, str], **body: Any) -> dict[str, Any]:
+def create(
+    client: TestClient, headers: dict[str, str], contribution: str = "ann's seed", **body: Any
+) -> dict[str, Any]:
+    """A chouette; its creator gives ``contribution`` to the dice at once."""
     request = {"opponent": "chouette", "match_length": 0, "level": "expert", **body}
     response = client.post("/api/tables", json=request, headers=headers)
     assert response.status_code == 201, response.text
     table: dict[str, Any] = response.json()
-    return table
+    return contribute(client, table["id"], headers, contribution)
 
 
 def send(client: TestClient, table_id: str, headers: dict[str, str], **command: Any) -> Any:
@@ -89,8 +92,12 @@ def test_team_doubles_need_everyone_and_each_member_answers_the_box(
         table = create(ann, headers[0], players=3, computers=0)
         tid = table["id"]
         assert table["status"] == "waiting"
-        for c, h in ((bob, headers[1]), (cem, headers[2])):
-            joined = c.post(f"/api/tables/{tid}/join", json={"invite": table["invite"]}, headers=h)
+        for c, h, name in ((bob, headers[1], "bob"), (cem, headers[2], "cem")):
+            joined = c.post(
+                f"/api/tables/{tid}/join",
+                json={"invite": table["invite"], "contribution": f"{name}'s seed"},
+                headers=h,
+            )
             assert joined.status_code == 200, joined.text
 
         def state(i: int) -> dict[str, Any]:
@@ -164,7 +171,7 @@ def test_a_finished_chouette_record_verifies(sqlite_url: str, tmp_path: Path) ->
     app, storage = app_on(sqlite_url, tmp_path, seed=12)
     with TestClient(app) as client:
         headers = guest(client, "ann")
-        table = create(client, headers, players=3, computers=2, client_seed="chouette")
+        table = create(client, headers, "chouette", players=3, computers=2)
         tid = table["id"]
         for _game in range(2):
             while not table["between_games"]:

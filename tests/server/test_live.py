@@ -88,7 +88,7 @@ def test_a_restarted_server_continues_the_game(database_url: str, tmp_path: Path
     with TestClient(app) as client:
         headers = guest(client)
         cookie = client.cookies.get("nard_session")
-        table = new_table(client, headers, match_length=5, client_seed="restart")
+        table = new_table(client, headers, match_length=5, contribution="restart")
         table = play_until(client, table, headers, actions=12)
         assert table["status"] == "playing"
         before = client.get(f"/api/tables/{table['id']}").json()

@@ -9,31 +9,15 @@ unless ``NARD_REQUIRE_REDIS=1`` (CI).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-import pytest
-import redis
 from fastapi.testclient import TestClient
 
 from nard.server import create_app
 from nard.server.storage import Storage
 from tests.server.conftest import make_settings, seeded
 from tests.server.helpers import act, guest, new_table, simple_command
-
-REDIS = os.environ.get("NARD_TEST_REDIS", "redis://127.0.0.1:6379/0")
-
-
-@pytest.fixture
-def redis_url() -> str:
-    try:
-        redis.Redis.from_url(REDIS, socket_connect_timeout=2).ping()
-    except redis.RedisError as exc:
-        if os.environ.get("NARD_REQUIRE_REDIS") == "1":
-            pytest.fail(f"Redis at {REDIS} is required here: {exc}")
-        pytest.skip(f"no Redis at {REDIS}")
-    return REDIS
 
 
 def receive_table(socket: Any) -> dict[str, Any]:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from nard.server.models import Base
-from nard.server.storage import ConflictError, Storage, UsernameTakenError
+from nard.server.storage import ConflictError, Lease, Storage, UsernameTakenError
 
 
 @pytest.fixture
@@ -71,9 +72,7 @@ def test_actions_are_appended_in_order_and_never_overwritten(storage: Storage) -
 
 def test_a_seat_is_taken_once(storage: Storage) -> None:
     make_table(storage)
-    storage.create_player("bob")
-    bob = storage.create_player("bob again")
-    assert storage.take_seat("t1", 1, bob.id, "bob") is False  # the computer's seat
+    bob = storage.create_player("bob")
     storage.create_table(
         "t2",
         status="waiting",
@@ -83,7 +82,6 @@ def test_a_seat_is_taken_once(storage: Storage) -> None:
             {"player_id": None, "level": None, "name": "open seat"},
         ],
         server_seed="00" * 32,
-        client_seed="c",
         commitment="ab" * 32,
         invite_token="i",
         creator_id=bob.id,
@@ -92,12 +90,42 @@ def test_a_seat_is_taken_once(storage: Storage) -> None:
     assert [t.row.id for t in storage.open_tables()] == ["t2"]
     carol = storage.create_player("carol")
     dave = storage.create_player("dave")
-    assert storage.take_seat("t2", 1, carol.id, "carol") is True
-    assert storage.take_seat("t2", 1, dave.id, "dave") is False
+
+    def sit(player_id: int, name: str) -> None:
+        storage.commit(
+            "t2",
+            0,
+            [(1, {"action": "sit", "player_id": player_id, "name": name})],
+            status="seeding",
+            seats={1: {"player_id": player_id, "name": name}},
+        )
+
+    sit(carol.id, "carol")
+    with pytest.raises(ConflictError):  # raced from the same state: nothing written
+        sit(dave.id, "dave")
     stored = storage.load_table("t2")
     assert stored is not None and stored.seats[1].player_id == carol.id
-    assert stored.row.status == "playing" and storage.open_tables() == []
+    assert [a.command["name"] for a in stored.actions] == ["carol"]
+    assert stored.row.status == "seeding" and storage.open_tables() == []
     assert {t.row.id for t in storage.tables_of(carol.id)} == {"t2"}
+
+
+def test_one_process_at_a_time_thinks_for_the_computer(storage: Storage) -> None:
+    make_table(storage)
+    now = datetime.now(UTC)
+    first, second = Lease("first", now + timedelta(seconds=30)), Lease("second", now)
+    assert storage.acquire_lease("t1", 0, first)
+    assert not storage.acquire_lease("t1", 0, Lease("second", now + timedelta(seconds=30)))
+    assert storage.acquire_lease("t1", 0, first)  # its holder may take it again
+    assert not storage.acquire_lease("t1", 1, first)  # not at a number the table is not at
+    # The next commit ends the lease, unless it hands over the next one.
+    storage.commit("t1", 0, [(-1, {"action": "opening roll"})], status="playing", lease=first)
+    assert not storage.acquire_lease("t1", 1, second)
+    storage.commit("t1", 1, [(0, {"action": "roll"})], status="playing")
+    assert storage.acquire_lease("t1", 2, second)  # expires at once: a dead holder's
+    assert storage.acquire_lease("t1", 2, Lease("third", now + timedelta(seconds=30)))
+    assert storage.release_leases("third") == 1
+    assert storage.acquire_lease("t1", 2, first)
 
 
 def test_usernames_are_unique(storage: Storage) -> None:

@@ -38,7 +38,14 @@ def test_a_thinking_computer_does_not_hold_up_other_requests(
             me = (await client.post("/api/guest", json={"name": "ann"})).json()
             headers = {"X-CSRF-Token": me["csrf_token"]}
             body = {"opponent": "computer", "level": "expert", "match_length": 3}
-            creating = asyncio.create_task(client.post("/api/tables", json=body, headers=headers))
+            created = (await client.post("/api/tables", json=body, headers=headers)).json()
+            creating = asyncio.create_task(
+                client.post(
+                    f"/api/tables/{created['id']}/seed",
+                    json={"contribution": "ann"},
+                    headers=headers,
+                )
+            )
             table: dict[str, Any] | None = None
             # Until the computer gets a decision, keep the game going from our seat.
             while not thinking.is_set():

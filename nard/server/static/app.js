@@ -26,6 +26,13 @@ function h(tag, attrs = {}, ...children) {
   return node;
 }
 
+// A contribution to the dice, made in the browser once the commitment is known.
+function randomContribution() {
+  const bytes = new Uint8Array(8);
+  crypto.getRandomValues(bytes);
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 // -- the API ----------------------------------------------------------------------
 
 class ApiError extends Error {
@@ -201,7 +208,6 @@ function newGameForm() {
   const length = h("input", { name: "match_length", type: "number", min: 0, max: 64, value: 5 });
   const autos = h("input", { name: "automatic_doubles", type: "number", min: 0, max: 6, value: 0 });
   const gammon = h("select", { name: "backgammon" }, h("option", { value: "3", text: "3" }), h("option", { value: "2", text: "2" }));
-  const seed = h("input", { name: "client_seed", maxlength: 64 });
   const form = h("form", { id: "new-game", class: "card", onsubmit: async (event) => {
     event.preventDefault();
     const data = new FormData(form);
@@ -219,7 +225,6 @@ function newGameForm() {
       body.match_length = 0;
     }
     for (const name of ["cube", "crawford", "holland", "jacoby", "beavers", "raccoons", "public"]) body[name] = data.get(name) === "on";
-    if (seed.value.trim()) body.client_seed = seed.value.trim();
     try {
       await ensureGuest();
       const table = await api("POST", "/api/tables", body);
@@ -235,7 +240,7 @@ function newGameForm() {
       checkbox("jacoby", t("jacoby")), checkbox("beavers", t("beavers")), checkbox("raccoons", t("raccoons")),
       checkbox("public", t("public_table")),
     ),
-    field(t("automatic_doubles"), autos), field(t("backgammon_counts"), gammon), field(t("client_seed"), seed),
+    field(t("automatic_doubles"), autos), field(t("backgammon_counts"), gammon),
     h("button", { type: "submit", id: "start", class: "primary", text: t("start") }),
   );
   return form;
@@ -264,6 +269,8 @@ async function tableView(id) {
   let hint = null;
   let replayAt = null; // a step of the replay viewer, or null for the live game
   let steps = null;
+  let contributionDraft = randomContribution(); // made here, after the commitment was shown
+  let deadlineTimer = null;
   const root = main();
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.id = "board";
@@ -290,7 +297,13 @@ async function tableView(id) {
       }
     } else if (message.type === "error") showError(message.error);
   });
-  leaveView = () => socket.close();
+  // A keep-alive, so that the server does not close a quiet socket as idle.
+  const keepAlive = setInterval(() => { if (socket.readyState === WebSocket.OPEN) socket.send('{"type":"ping"}'); }, 60000);
+  socket.addEventListener("close", (event) => {
+    clearInterval(keepAlive);
+    if (event.code >= 4000 || event.code === 1012) showError({ code: "socket_closed", message: t("socket_closed", { reason: event.reason || event.code }) });
+  });
+  leaveView = () => { clearInterval(keepAlive); clearTimeout(deadlineTimer); socket.close(); };
 
   // While a request is out the table is marked busy and its buttons are off.
   async function busy(work) {
@@ -410,8 +423,34 @@ async function tableView(id) {
     renderSide(game, cfg);
   }
 
+  function renderSeeding(lines) {
+    if (table.you_contribute) {
+      const input = h("input", { id: "contribution", maxlength: 64, value: contributionDraft, dir: "ltr", oninput: (e) => { contributionDraft = e.target.value; } });
+      lines.push(h("div", { id: "seeding", class: "card" },
+        h("h3", { text: t("seeding_title") }),
+        h("p", { text: t("seeding_explain") }),
+        h("p", { class: "commitment" }, `${t("dice_commitment")}: `, h("code", { text: table.dice_commitment })),
+        h("label", {}, h("span", { text: `${t("contribution")}: ` }), input),
+        h("button", { id: "contribute", class: "primary", "data-action": "contribute", text: t("contribute"),
+          onclick: () => busy(async () => { table = await api("POST", `/api/tables/${table.id}/seed?seq=${table.seq}`, { contribution: contributionDraft }); }) })));
+      return;
+    }
+    const mine = table.contributions.find((c) => c.seat === mySeat());
+    if (mine && mine.given) lines.push(h("p", { id: "my-contribution", text: t("contribution_given", { seed: mine.seed }) }));
+    const missing = table.contributions.filter((c) => !c.given && table.seats[c.seat].kind === "person");
+    if (table.status !== "seeding" || !missing.length) return;
+    const deadline = table.seed_deadline ? new Date(table.seed_deadline) : null;
+    lines.push(h("p", { id: "waiting-contributions", text: t("waiting_contributions", { names: missing.map((c) => nameOf(c.seat)).join(", "), time: deadline ? deadline.toLocaleTimeString() : "—" }) }));
+    clearTimeout(deadlineTimer);
+    if (deadline && mySeat() !== null) {
+      if (deadline <= new Date()) lines.push(button("start_without", () => post(`start?seq=${table.seq}`)));
+      else deadlineTimer = setTimeout(render, deadline - new Date() + 500);
+    }
+  }
+
   function renderStatus(game, myTurn) {
     const lines = [];
+    if (table.status === "waiting" || table.status === "seeding") renderSeeding(lines);
     if (table.status === "waiting") {
       const link = `${location.origin}/play/${table.id}?invite=${table.invite || ""}`;
       lines.push(h("p", { text: t("waiting") }), h("input", { id: "invite-link", readonly: true, value: link, onclick: (e) => e.target.select() }));
@@ -438,7 +477,7 @@ async function tableView(id) {
     const buttons = [];
     if (table.between_games && mySeat() !== null) {
       buttons.push(button("next_game", () => post("next-game"), { class: "primary" }), button("end_session", () => post("end")));
-    } else if (table.status === "waiting" && mySeat() !== null) {
+    } else if ((table.status === "waiting" || table.status === "seeding") && mySeat() !== null) {
       buttons.push(button("end_session", () => post("end")));
     }
     if (game && myTurn) {
@@ -497,7 +536,9 @@ async function tableView(id) {
     const swap = h("label", { class: "check" }, h("input", { type: "checkbox", id: "swap", checked: cfg.swap, onchange: (e) => { localStorage.setItem("nard.swap", e.target.checked ? "1" : "0"); render(); } }), h("span", { text: t("swap_sides") }));
     const fair = h("div", { id: "fair" },
       h("p", {}, `${t("dice_commitment")}: `, h("code", { text: table.dice_commitment })),
-      h("p", {}, `${t("client_seed")}: `, h("code", { text: table.client_seed })),
+      h("p", {}, `${t("contributions_title")}: `),
+      h("ul", { id: "contributions" }, ...table.contributions.map((c) => h("li", {}, `${nameOf(c.seat)}: `,
+        c.given && c.source !== "timeout" ? h("code", { dir: "ltr", text: c.seed }) : t(c.given ? "contribution_timeout" : "contribution_pending")))),
       h("p", {}, `${t("server_seed")}: `, table.server_seed ? h("code", { id: "server-seed", text: table.server_seed }) : t("not_revealed")),
       table.status === "finished" ? h("a", { href: `/verify?table=${table.id}`, "data-link": true, text: t("verify_link") }) : null,
     );
