@@ -20,15 +20,65 @@ takes every double and accepts every resignation.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from nard.core import Position
+from nard.core.dice import Dice
 from nard.engine import Engine, Player
 from nard.engine.cube import CubeContext
 from nard.match.commands import Command
-from nard.match.game import Decision, Game, GameAction
+from nard.match.game import Decision, Game, GameAction, GameOptions
 
-__all__ = ["computer_command", "cube_context"]
+__all__ = ["DecisionSnapshot", "computer_command", "cube_context"]
 
 
-def cube_context(game: Game, player: int, match_length: int, score: tuple[int, int]) -> CubeContext:
+@dataclass(frozen=True)
+class DecisionSnapshot:
+    """What a decision of a game depends on, as a small value: a process that thinks
+    for the computer is sent this rather than the game (whose dice it must not see).
+
+    >>> from nard.match import FixedDice
+    >>> game = Game(dice=FixedDice([(3, 1)]))
+    >>> game.opening_roll()
+    >>> snap = DecisionSnapshot.of(game)
+    >>> computer_command(Engine("expert"), snap, 0, (0, 0)).play
+    '8/5 6/5'
+    """
+
+    decision: Decision
+    legal: frozenset[GameAction]
+    position: Position
+    dice: Dice | None
+    on_roll: int
+    cube_value: int
+    cube_owner: int | None
+    options: GameOptions
+    resignation: int | None
+
+    @classmethod
+    def of(cls, game: Game) -> DecisionSnapshot:
+        offered = None
+        if game.decision is Decision.ANSWER_RESIGNATION:
+            offered = next(a.resign for a in reversed(game.actions) if a.resign)
+        return cls(
+            decision=game.decision,
+            legal=frozenset(game.legal_actions()),
+            position=game.position,
+            dice=game.dice,
+            on_roll=game.on_roll,
+            cube_value=game.cube_value,
+            cube_owner=game.cube_owner,
+            options=game.options,
+            resignation=offered,
+        )
+
+    def legal_actions(self) -> frozenset[GameAction]:
+        return self.legal
+
+
+def cube_context(
+    game: Game | DecisionSnapshot, player: int, match_length: int, score: tuple[int, int]
+) -> CubeContext:
     """The engine's view of ``game``'s cube and the ``score`` (by seat) for seat ``player``."""
     options = game.options
     return CubeContext.for_player(
@@ -44,13 +94,19 @@ def cube_context(game: Game, player: int, match_length: int, score: tuple[int, i
 
 
 def computer_command(
-    computer: Player, game: Game, match_length: int, score: tuple[int, int]
+    computer: Player,
+    game: Game | DecisionSnapshot,
+    match_length: int,
+    score: tuple[int, int],
 ) -> Command:
     """The command ``computer`` gives for the decision ``game`` waits for.
 
-    ``match_length`` is 0 for money play; ``score`` is by seat. The game is
-    only read. A game that is over has no command (``ValueError``).
+    ``match_length`` is 0 for money play; ``score`` is by seat. The game (or
+    its :class:`DecisionSnapshot`) is only read. A game that is over has no
+    command (``ValueError``).
     """
+    if isinstance(game, Game):
+        game = DecisionSnapshot.of(game)
     decision = game.decision
     legal = game.legal_actions()
     engine = computer if isinstance(computer, Engine) else None
@@ -90,7 +146,8 @@ def computer_command(
     if decision is Decision.ANSWER_RESIGNATION:
         if engine is None:
             return Command(GameAction.ACCEPT)
-        offered = next(a.resign for a in reversed(game.actions) if a.resign)
+        offered = game.resignation
+        assert offered is not None
         # The resigner is on roll: its equity, negated, is the computer's points per cube.
         _, equity = engine.evaluate(game.position)
         return Command(GameAction.ACCEPT if offered >= -equity else GameAction.REJECT)

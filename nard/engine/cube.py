@@ -85,6 +85,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -104,6 +105,7 @@ __all__ = [
     "cube_efficiency",
     "cubeful_equity",
     "money_take_point",
+    "play_equities",
     "play_equity",
 ]
 
@@ -535,14 +537,32 @@ def _money_cubeful(probs: npt.ArrayLike, ctx: CubeContext, x: float) -> float:
 # Match play ---------------------------------------------------------------
 
 
+_MWC_CACHE: dict[tuple[int, int, int, bool], tuple[MatchEquityTable, dict[int, float]]] = {}
+"""The MWC of each result of a game at a score (by table, away, away, post-Crawford):
+a decision asks for the same few hundred thousand times (every candidate play's
+cubeful equity), and they depend on the score only."""
+
+
+def _results(met: MatchEquityTable, away: tuple[int, int], post: bool) -> dict[int, float]:
+    key = (id(met), away[0], away[1], post)
+    found = _MWC_CACHE.get(key)
+    if found is None or found[0] is not met:
+        if len(_MWC_CACHE) > 20_000:
+            _MWC_CACHE.clear()
+        found = _MWC_CACHE[key] = (met, {})
+    return found[1]
+
+
 class _Score:
     """Match-winning chances of the outcomes of one game at a given cube."""
 
     def __init__(self, ctx: CubeContext, probs: npt.ArrayLike) -> None:
         self.ctx = ctx
+        self.away = ctx.away
         # The post-Crawford table applies to results of this game when this is
         # the Crawford game or a later one (gnubg's getME does the same).
-        self.post = ctx.crawford or (not ctx.is_money and 1 in ctx.away)
+        self.post = ctx.crawford or (not ctx.is_money and 1 in self.away)
+        self._results = _results(ctx.met, self.away, self.post)
         p, wg, wbg, lg, lbg = _five(probs)
         self.p = p
         # Conditional gammon and backgammon rates: index 0 side on roll, 1 opponent.
@@ -551,12 +571,16 @@ class _Score:
 
     def mwc(self, player: int, points: int) -> float:
         """``player``'s MWC (0 = side on roll) after it wins ``points`` (< 0: loses)."""
-        a = list(self.ctx.away)
-        if points > 0:
-            a[player] -= points
-        else:
-            a[1 - player] += points
-        return self.ctx.met.equity(a[player], a[1 - player], self.post)
+        key = 2 * points + player
+        value = self._results.get(key)
+        if value is None:
+            a = list(self.away)
+            if points > 0:
+                a[player] -= points
+            else:
+                a[1 - player] += points
+            value = self._results[key] = self.ctx.met.equity(a[player], a[1 - player], self.post)
+        return value
 
     def win(self, player: int, cube: int) -> float:
         """``player``'s MWC if it wins at ``cube`` with its own gammon rates."""
@@ -589,7 +613,7 @@ class _Score:
         current one, where the taker's MWC is linear up to its own cash point
         of the next level (so Janowski's live cube, in match-winning chances).
         """
-        a0, a1 = self.ctx.away
+        a0, a1 = self.away
         cube = self.ctx.cube
         top = cube
         while a0 >= 2 * top and a1 >= 2 * top:
@@ -620,7 +644,7 @@ class _Score:
 
     def is_cube_alive(self) -> bool:
         """gnubg's fDoCubeful: the cube can still matter in this game."""
-        a0, a1 = self.ctx.away
+        a0, a1 = self.away
         c = self.ctx.cube
         return not ((a0 <= c and a1 <= c) or (a0 == 2 and a1 == 2) or self.ctx.crawford)
 
@@ -694,16 +718,36 @@ def play_equity(result_probs: npt.ArrayLike, result: Position, context: CubeCont
     >>> play_equity(gammonish, Position(), money) < play_equity(quiet, Position(), money)
     True
     """
+    return play_equities([result_probs], [result], context)[0]
+
+
+def play_equities(
+    results_probs: Sequence[npt.ArrayLike], results: Sequence[Position], context: CubeContext
+) -> list[float]:
+    """:func:`play_equity` of several plays of one decision (the score's work done once).
+
+    >>> ctx = CubeContext(match_length=5, score=(1, 3))
+    >>> probs = [[0.4, 0.1, 0.0, 0.1, 0.0], [0.6, 0.2, 0.0, 0.1, 0.0]]
+    >>> [round(e, 6) for e in play_equities(probs, [Position(), Position()], ctx)] == [
+    ...     round(play_equity(p, Position(), ctx), 6) for p in probs]
+    True
+    """
     theirs = context.swapped()
-    x = cube_efficiency(result)
     if theirs.is_money:
-        return -_money_cubeful(result_probs, theirs, x)
-    mine = 1.0 - _Score(theirs, result_probs).cubeful(x)
+        return [
+            -_money_cubeful(probs, theirs, cube_efficiency(result))
+            for probs, result in zip(results_probs, results, strict=True)
+        ]
     score = _Score(context, (0.5, 0.0, 0.0, 0.0, 0.0))
     win, lose = score.mwc(0, context.cube), score.mwc(0, -context.cube)
-    if win <= lose:  # pragma: no cover - a table's equities rise with the score
-        return 2.0 * mine - 1.0
-    return 2.0 * (mine - lose) / (win - lose) - 1.0
+    out = []
+    for probs, result in zip(results_probs, results, strict=True):
+        mine = 1.0 - _Score(theirs, probs).cubeful(cube_efficiency(result))
+        if win <= lose:  # pragma: no cover - a table's equities rise with the score
+            out.append(2.0 * mine - 1.0)
+        else:
+            out.append(2.0 * (mine - lose) / (win - lose) - 1.0)
+    return out
 
 
 def _wording(cube_centred: bool, double: str, redouble: str) -> str:

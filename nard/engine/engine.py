@@ -73,7 +73,13 @@ import numpy as np
 
 from nard.core.position import Play, Position
 from nard.engine import _kernels
-from nard.engine.cube import CubeContext, CubeDecision, CubeOwner, cube_decision, play_equity
+from nard.engine.cube import (
+    CubeContext,
+    CubeDecision,
+    CubeOwner,
+    cube_decision,
+    play_equities,
+)
 from nard.engine.evaluator import Evaluator, cubeless_equity, flip_probabilities
 from nard.engine.network import NeuralEvaluator, PruningEvaluator, WeightsError
 from nard.engine.search import (
@@ -342,10 +348,11 @@ class Engine:
             values = [r.equity for r in ranking]
         else:
             ranking = [r for r in ranking if r.ply == ranking[0].ply]
-            values = [
-                play_equity(flip_probabilities(r.probabilities), r.play.result, match)
-                for r in ranking
-            ]
+            values = play_equities(
+                [flip_probabilities(r.probabilities) for r in ranking],
+                [r.play.result for r in ranking],
+                match,
+            )
         noisy = [v + self.noise(r.play.result) for v, r in zip(values, ranking, strict=True)]
         return ranking[int(np.argmax(noisy))].play
 

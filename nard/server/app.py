@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import re
@@ -42,6 +43,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocketState
 
 from nard.server.abuse import (
     LoginThrottle,
@@ -165,6 +167,9 @@ class _Frontdoor:
         self.app = app
         self.metrics = metrics
         self.trust_proxy = trust_proxy
+        # Request ids: this process's prefix and a counter (unique, and cheap).
+        self.prefix = secrets.token_hex(4)
+        self.counter = itertools.count(1)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -172,7 +177,7 @@ class _Frontdoor:
             return
         incoming = next((v for k, v in scope.get("headers", []) if k == b"x-request-id"), b"")
         text = incoming.decode("latin-1")
-        rid = text if _REQUEST_ID.fullmatch(text) else secrets.token_hex(8)
+        rid = text if _REQUEST_ID.fullmatch(text) else f"{self.prefix}-{next(self.counter)}"
         token = request_id.set(rid)
         started = time.perf_counter()
         status = 500
@@ -251,11 +256,40 @@ def _same_origin(request: Request) -> None:
         raise ServiceError(403, "cross_origin", f"requests from {origin!r} are refused")
 
 
+class _SessionCache:
+    """Sign-in sessions looked up recently: a request need not read the database to
+    know who sends it. An entry lasts ``ttl`` seconds, and goes at once when its
+    session ends, in this process or (through Redis) in another."""
+
+    def __init__(self, store: Storage, ttl: float = 10.0, size: int = 10_000) -> None:
+        self.store = store
+        self.ttl = ttl
+        self.size = size
+        self._entries: dict[str, tuple[float, tuple[PlayerRow, str] | None]] = {}
+
+    def get(self, token: str) -> tuple[PlayerRow, str] | None:
+        key = Storage.token_hash(token)
+        now = time.monotonic()
+        cached = self._entries.get(key)
+        if cached is not None and now - cached[0] < self.ttl:
+            return cached[1]
+        found = self.store.auth_session(token)
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[key] = (now, found)
+        return found
+
+    def forget(self, session: str) -> None:
+        self._entries.pop(session, None)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
 async def _auth(request: Request) -> _Auth:
     app_state = request.app.state
-    store: Storage = app_state.storage
     token = request.cookies.get(COOKIE)
-    found = store.auth_session(token) if token and len(token) < 200 else None
+    found = app_state.sessions.get(token) if token and len(token) < 200 else None
     address = address_key(_client_address(request.scope, app_state.settings.trust_proxy))
     who = (
         _Auth(None, None, None, address)
@@ -312,6 +346,7 @@ def create_app(
     service = TableService(
         store,
         engine_workers=settings.engine_workers,
+        engine_processes=settings.engine_processes,
         server_seeds=server_seeds,
         redis_url=settings.redis_url,
         contribution_timeout=settings.contribution_timeout,
@@ -322,6 +357,8 @@ def create_app(
         **(service_options or {}),
     )
     limits = RateLimits(settings.redis_url, policies_from_text(settings.limits))
+    sessions = _SessionCache(store)
+    service.session_listeners.append(sessions.forget)
     throttle = LoginThrottle(settings.redis_url)
     sockets_by_client: Tally[str] = Tally()
 
@@ -347,6 +384,7 @@ def create_app(
     app.state.storage = store
     app.state.settings = settings
     app.state.limits = limits
+    app.state.sessions = sessions
     app.state.metrics = metrics
     app.add_middleware(_Frontdoor, metrics=metrics, trust_proxy=settings.trust_proxy)
 
@@ -507,8 +545,9 @@ def create_app(
     @app.post("/api/password", status_code=204, responses=_errors(401, 403))
     async def change_password(body: PasswordRequest, who: Changing) -> Response:
         """A new password (the current one first); every other session is signed out."""
-        player = who.player
-        assert player is not None and who.token is not None
+        assert who.player is not None and who.token is not None
+        player = store.player(who.player.id)  # as stored now, not as cached
+        assert player is not None
         if not await verify_password_async(player.password_hash, body.current):
             raise ServiceError(403, "bad_credentials", "the current password is wrong")
         store.set_password(player.id, await asyncio.to_thread(_hasher.hash, body.new))
@@ -712,7 +751,7 @@ def create_app(
             return
         address = address_key(_client_address(socket.scope, settings.trust_proxy))
         token = socket.cookies.get(COOKIE)
-        found = store.auth_session(token) if token and len(token) < 200 else None
+        found = sessions.get(token) if token and len(token) < 200 else None
         player = found[0] if found else None
         session = store.token_hash(token) if found and token else None
         try:
@@ -742,11 +781,11 @@ def create_app(
                     except TimeoutError:
                         watcher.drop("idle: nothing received")
                         break
-                    if message["type"] == "websocket.disconnect":
+                    if message["type"] == "websocket.disconnect" or sender.done():
                         break
                     await _ws_message(socket, message, table.id, player, token, address)
-            except WebSocketDisconnect:
-                pass
+            except (WebSocketDisconnect, RuntimeError):
+                pass  # the client went, or the socket was closed under the loop above
             finally:
                 service.unwatch(table.id, watcher)
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -768,12 +807,17 @@ def create_app(
         token: str | None,
         address: str,
     ) -> None:
+        async def send(data: dict[str, Any]) -> None:
+            # A socket closing under us (signed out, dropped, the server stopping)
+            # takes no more messages: what crossed the close is dropped quietly.
+            if socket.application_state is WebSocketState.CONNECTED:
+                with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+                    await socket.send_text(json.dumps(data))
+
         async def refuse(code: str, text: str, table: AnyTable | None = None) -> None:
-            out: dict[str, Any] = {"type": "error", "error": {"code": code, "message": text}}
-            await socket.send_text(json.dumps(out))
+            await send({"type": "error", "error": {"code": code, "message": text}})
             if table is not None:
-                view = service.render(table, player)
-                await socket.send_text(json.dumps({"type": "table", "table": view}))
+                await send({"type": "table", "table": service.render(table, player)})
 
         text = message.get("text")
         if text is None:
@@ -788,7 +832,7 @@ def create_app(
             await refuse("invalid_request", f"not JSON: {str(exc)[:100]}")
             return
         if isinstance(data, dict) and data.get("type") == "ping" and len(data) == 1:
-            await socket.send_text('{"type":"pong"}')
+            await send({"type": "pong"})
             return
         try:
             body = ActionRequest.model_validate(data)
@@ -800,9 +844,11 @@ def create_app(
         if player is None or token is None:
             await refuse("not_signed_in", "spectators cannot act")
             return
-        if store.auth_session(token) is None:  # signed out since the socket opened
+        if sessions.get(token) is None:  # signed out since the socket opened
             await refuse("not_signed_in", "this session has ended: sign in again")
-            await socket.close(code=4401, reason="signed out")
+            if socket.application_state is WebSocketState.CONNECTED:
+                with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+                    await socket.close(code=4401, reason="signed out")
             return
         try:
             await limits.hit("action", f"player:{player.id}")

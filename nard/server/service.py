@@ -54,7 +54,7 @@ from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from nard.computer import computer_command, cube_context
+from nard.computer import DecisionSnapshot, computer_command, cube_context
 from nard.core import NardError
 from nard.engine import Engine, Level
 from nard.match.commands import Command, InvalidCommandError
@@ -75,6 +75,7 @@ from nard.server.tables import (
     TableClosedError,
     TableRules,
 )
+from nard.server.thinking import ThinkerPool
 
 __all__ = ["CHANNEL", "AnyTable", "NewTable", "ServiceError", "TableService", "Watcher"]
 
@@ -82,6 +83,12 @@ log = logging.getLogger("nard.server")
 
 AnyTable = LiveTable | ChouetteTable
 """A two-player match or money session, or a chouette."""
+
+INLINE_LEVELS = frozenset({Level.BEGINNER, Level.INTERMEDIATE, Level.EXPERT})
+"""The levels that decide at 0 ply (0.1-0.3 ms a decision, bench/engine_speed.py): they
+think on the event loop, where handing the decision to a thread and back would cost
+more than the decision (and the threads' turns at Python's lock delay every request).
+World class searches 2 ply (up to 0.2 s) and always thinks in the thread pool."""
 
 CHANNEL = "nard:tables"
 """The Redis channel on which server processes announce committed changes."""
@@ -196,6 +203,7 @@ class TableService:
         storage: Storage,
         *,
         engine_workers: int = 2,
+        engine_processes: int = 0,
         server_seeds: Callable[[], bytes] | None = None,
         redis_url: str | None = None,
         clock: Callable[[], datetime] = _utcnow,
@@ -204,6 +212,7 @@ class TableService:
         cache_size: int = 2000,
         idle_eviction: float = 600.0,
         watch_queue: int = 64,
+        spectator_interval: float = 0.2,
         poll_interval: float = 1.0,
         redis_backoff: tuple[float, float] = (0.1, 5.0),
         metrics: Metrics | None = None,
@@ -229,6 +238,7 @@ class TableService:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._server_seeds = server_seeds or (lambda: secrets.token_bytes(SEED_BYTES))
         self._pool = ThreadPoolExecutor(engine_workers, thread_name_prefix="nard-engine")
+        self._thinkers = ThinkerPool(engine_processes) if engine_processes > 0 else None
         self._queued = 0  # decisions waiting for or in the pool
         self._queued_lock = threading.Lock()
         self._engines: dict[Level, Engine] = {}
@@ -239,10 +249,19 @@ class TableService:
         self._watchers: dict[str, set[Watcher]] = {}
         self._thinking: dict[str, asyncio.Task[None]] = {}
         self._held: dict[str, int] = {}  # table -> the sequence number this process leases
+        self.spectator_interval = spectator_interval
+        # The latest state the spectators of a table are due, and who they were.
+        self._spectator_text: dict[str, tuple[str, list[Watcher]]] = {}
+        self._spectator_due: set[str] = set()
+        self._spectators_sent: dict[str, float] = {}
+        self.session_listeners: list[Callable[[str], None]] = []
+        """Called with a sign-in session's hash when it ends (here or in another process)."""
         self.metrics.bind(self)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._thinkers is not None:
+            self._thinkers.close()
 
     async def start(self) -> None:
         """Start the background work: the Redis listener (with ``redis_url``) and the
@@ -253,6 +272,8 @@ class TableService:
             return
         self.stopping = False
         self._spawn(self._evict_forever())
+        if self._thinkers is not None:
+            self._spawn(self._thinkers.warm_up())
         if self.redis_url is None:
             return
         self._publisher = SyncRedis.from_url(
@@ -308,8 +329,12 @@ class TableService:
                 self._engines[level] = Engine(level, evaluator=evaluator)
             return self._engines[level]
 
-    async def _think(self, function: Callable[..., T], *args: Any) -> T:
-        """``function(*args)`` in the engine's thread pool, counted in the queue size."""
+    async def _think(self, function: Callable[..., T], *args: Any, inline: bool = False) -> T:
+        """``function(*args)`` in the engine's thread pool, counted in the queue size;
+        ``inline``: on the event loop itself (a decision of well under a millisecond,
+        which a trip to a thread and back would cost more than)."""
+        if inline:
+            return function(*args)
         with self._queued_lock:
             self._queued += 1
         try:
@@ -395,9 +420,11 @@ class TableService:
         return table
 
     async def get(self, table_id: str) -> AnyTable:
-        """The table as the database has it now; when the computer is to act and no
-        process thinks for it, its turn is taken first."""
-        table = await self._current(table_id)
+        """The table as the database has it now (a change in flight in this process is
+        waited for); when the computer is to act and no process thinks for it, its
+        turn is taken first."""
+        async with self._lock(table_id):
+            table = await self._current(table_id)
         if self._computer_waits(table) and not self.stopping:
             after = await self._computer_turns(table_id)
             if after is not None:
@@ -575,7 +602,8 @@ class TableService:
     async def hint(self, table_id: str, player: PlayerRow) -> dict[str, Any]:
         """The engine's ranked plays or cube analysis for the seat to act, at tables
         against the computer."""
-        table = await self._current(table_id)
+        async with self._lock(table_id):  # the position, dice and score, as committed
+            table = await self._current(table_id)
         seat = self.seat_of(table, player)
         computer = next((s.level for s in table.seats if s.level is not None), None)
         if computer is None or isinstance(table, ChouetteTable):
@@ -645,37 +673,32 @@ class TableService:
         expect_seq: int | None = None,
         seated: bool = True,
     ) -> AnyTable:
-        """Run ``operation`` on the table as the database has it and commit what it did
-        (see the module's docstring); then let the computer answer."""
+        """Run ``operation`` on the table and commit what it did (see the module's
+        docstring); then let the computer answer.
+
+        The operation first runs on this process's copy: if that copy is behind the
+        database the commit's compare-and-set fails, and the table is reloaded and
+        the operation run again. Whatever does not end in a commit (a refusal, or
+        nothing to do) is decided only on a copy checked against the database.
+        """
         for _attempt in range(5):
             async with self._lock(table_id):
-                table = await self._current(table_id)
-                seat = self.seat_of(table, player)
-                if seated and seat is None:
-                    raise ServiceError(403, "not_seated", f"you have no seat at table {table_id}")
-                if expect_seq is not None and expect_seq != table.seq:
-                    raise ServiceError(
-                        409,
-                        "stale",
-                        f"the table moved on: action {table.seq} is next, not {expect_seq}",
-                        table=table,
-                    )
-                before = table.seq
-                try:
-                    change = operation(table, seat)
-                except ServiceError as exc:
-                    exc.table = exc.table or (table if exc.status == 409 else None)
-                    raise
-                except NotYourTurnError as exc:
-                    raise ServiceError(409, "not_your_turn", str(exc), table=table) from None
-                except ContributionClosedError as exc:
-                    raise ServiceError(409, "contribution_closed", str(exc), table=table) from None
-                except TableClosedError as exc:
-                    raise ServiceError(409, "table_closed", str(exc), table=table) from None
-                except InvalidFairDiceError as exc:
-                    raise ServiceError(422, "invalid_contribution", str(exc)) from None
-                except (MatchStateError, InvalidCommandError, NardError) as exc:
-                    raise ServiceError(422, "illegal_action", str(exc)) from None
+                table = self._live.get(table_id)
+                checked = table is None
+                if table is None:
+                    table = await self._current(table_id)
+                while True:
+                    try:
+                        before = table.seq
+                        change = self._attempt(table, player, operation, expect_seq, seated)
+                    except ServiceError:
+                        if checked:
+                            raise
+                    else:
+                        if change.entries or checked:
+                            break
+                    table = await self._current(table_id)  # was this copy behind?
+                    checked = True
                 if not change.entries:
                     return table
                 lease = self._next_lease(table)
@@ -704,6 +727,42 @@ class TableService:
         raise ServiceError(
             409, "busy", "the table changed under this request: try again", table=table
         )
+
+    def _attempt(
+        self,
+        table: AnyTable,
+        player: PlayerRow,
+        operation: Callable[[AnyTable, int | None], Change],
+        expect_seq: int | None,
+        seated: bool,
+    ) -> Change:
+        """``operation`` on ``table`` for ``player``, its refusals as :class:`ServiceError`
+        (and nothing changed then)."""
+        seat = self.seat_of(table, player)
+        if seated and seat is None:
+            raise ServiceError(403, "not_seated", f"you have no seat at table {table.id}")
+        if expect_seq is not None and expect_seq != table.seq:
+            raise ServiceError(
+                409,
+                "stale",
+                f"the table moved on: action {table.seq} is next, not {expect_seq}",
+                table=table,
+            )
+        try:
+            return operation(table, seat)
+        except ServiceError as exc:
+            exc.table = exc.table or (table if exc.status == 409 else None)
+            raise
+        except NotYourTurnError as exc:
+            raise ServiceError(409, "not_your_turn", str(exc), table=table) from None
+        except ContributionClosedError as exc:
+            raise ServiceError(409, "contribution_closed", str(exc), table=table) from None
+        except TableClosedError as exc:
+            raise ServiceError(409, "table_closed", str(exc), table=table) from None
+        except InvalidFairDiceError as exc:
+            raise ServiceError(422, "invalid_contribution", str(exc)) from None
+        except (MatchStateError, InvalidCommandError, NardError) as exc:
+            raise ServiceError(422, "illegal_action", str(exc)) from None
 
     def _next_lease(self, table: AnyTable) -> Lease | None:
         """The lease to commit with a change after which the computer acts: this process
@@ -745,11 +804,14 @@ class TableService:
         return self._live.get(table_id)
 
     async def _think_for(self, table_id: str) -> None:
+        """The computer's turns at the table: every step it takes until the table waits
+        for someone else is thought out, then committed in one transaction."""
         while not self.stopping:
             async with self._lock(table_id):
-                table = await self._current(table_id)
-                seat = next((w for w in table.waiting_for() if table.seats[w].is_computer), None)
-                if seat is None or table.status != "playing" or table.game is None:
+                table = self._live.get(table_id)
+                if table is None or self._held.get(table_id) != table.seq:
+                    table = await self._current(table_id)
+                if not self._computer_waits(table):
                     self._held.pop(table_id, None)
                     return
                 now = self.clock()
@@ -757,41 +819,63 @@ class TableService:
                     table_id, table.seq, Lease(self.origin, now + self.computer_lease), now
                 ):
                     return  # another process thinks for it
-                self._held[table_id] = table.seq
-                level = table.seats[seat].level
-                assert level is not None
-                engine = self.engine(level)
-                started = time.perf_counter()
+                self._held[table_id] = before = table.seq
+                entries: Entries = []
                 try:
-                    data: Any
-                    if isinstance(table, ChouetteTable):
-                        data = await self._think(chouette_computer, engine, table, seat)
-                    else:
-                        data = await self._think(
-                            computer_command,
-                            engine,
-                            table.game,
-                            table.match_length,
-                            table.games.score,
-                        )
+                    while self._computer_waits(table):
+                        entries += await self._computer_step(table)
                 except Exception:
                     log.exception("the computer failed to decide at table %s", table_id)
                     self.metrics.computer_failures.inc()
-                    self._held.pop(table_id, None)
+                    self._drop(table_id)  # it may have taken some steps: reload
                     self.storage.release_lease(table_id, self.origin)
                     return
-                self.metrics.think_seconds.observe(time.perf_counter() - started)
-                before = table.seq
-                entries = table.act(seat, data)
-                lease = self._next_lease(table)
                 try:
-                    self.storage.commit(table_id, before, entries, status=table.status, lease=lease)
+                    self.storage.commit(table_id, before, entries, status=table.status)
                 except ConflictError:
                     self._drop(table_id)
                     self.metrics.conflicts.inc()
                     continue
-                self._held_lease(table_id, table, lease)
+                self._held.pop(table_id, None)
                 self._notify(table)
+                return
+
+    async def _computer_step(self, table: AnyTable) -> Entries:
+        """One decision of the computer seat the table waits for, taken at the table."""
+        seat = next(w for w in table.waiting_for() if table.seats[w].is_computer)
+        level = table.seats[seat].level
+        assert level is not None
+        engine = self.engine(level)
+        started = time.perf_counter()
+        inline = level in INLINE_LEVELS
+        if isinstance(table, ChouetteTable):
+            answer = await self._think(chouette_computer, engine, table, seat, inline=inline)
+            self.metrics.think_seconds.observe(time.perf_counter() - started)
+            return table.act(seat, answer)
+        game = table.game
+        assert game is not None
+        if self._thinkers is not None:
+            with self._queued_lock:
+                self._queued += 1
+            try:
+                data = await self._thinkers.decide(
+                    level, DecisionSnapshot.of(game), table.match_length, table.games.score
+                )
+            finally:
+                with self._queued_lock:
+                    self._queued -= 1
+            command = Command.from_json(data)
+        else:
+            command = await self._think(
+                computer_command,
+                engine,
+                game,
+                table.match_length,
+                table.games.score,
+                inline=inline,
+            )
+        self.metrics.think_seconds.observe(time.perf_counter() - started)
+        return table.act(seat, command)
 
     # -- the cache -----------------------------------------------------------------
     async def _current(self, table_id: str) -> AnyTable:
@@ -879,6 +963,7 @@ class TableService:
             watchers.discard(watcher)
             if not watchers:
                 del self._watchers[table_id]
+                self._spectators_sent.pop(table_id, None)
 
     def watchers(self, table_id: str) -> int:
         return len(self._watchers.get(table_id, ()))
@@ -912,19 +997,58 @@ class TableService:
             log.warning("could not publish on Redis (%s): the others poll", exc)
 
     def _tell_watchers(self, table: AnyTable) -> None:
-        """One serialisation per distinct viewer seat, queued on every watcher."""
+        """Queue the table's new state on every watcher, one serialisation per distinct
+        viewer seat. The seated players' sockets get every state at once; spectators
+        get the latest state at most every :attr:`spectator_interval` seconds (at once
+        after a quiet spell), so that a crowd watching a fast table costs a few
+        messages a second, not one per spectator per step."""
         texts: dict[int | None, str] = {}
+        spectators = []
         for watcher in list(self._watchers.get(table.id, ())):
             seat = self.seat_of(table, watcher.player)
+            if seat is None:
+                spectators.append(watcher)
+                continue
             text = texts.get(seat)
             if text is None:
-                text = texts[seat] = json.dumps(
-                    {"type": "table", "table": self.render(table, watcher.player)},
-                    separators=(",", ":"),
-                )
-            watcher.offer(text)
-            if watcher.closed_because is not None:
-                self.metrics.dropped_sockets.inc()
+                text = texts[seat] = self._state_text(table, watcher.player)
+            self._offer(watcher, text)
+        if spectators:
+            self._spectator_text[table.id] = (self._state_text(table, None), spectators)
+            self._schedule_spectators(table.id)
+
+    def _state_text(self, table: AnyTable, player: PlayerRow | None) -> str:
+        return json.dumps(
+            {"type": "table", "table": self.render(table, player)}, separators=(",", ":")
+        )
+
+    def _offer(self, watcher: Watcher, text: str) -> None:
+        watcher.offer(text)
+        if watcher.closed_because is not None:
+            self.metrics.dropped_sockets.inc()
+
+    def _schedule_spectators(self, table_id: str) -> None:
+        if table_id in self._spectator_due:
+            return  # a send is already due: it takes the latest state
+        wait = self._spectators_sent.get(table_id, -1e9) + self.spectator_interval
+        delay = max(0.0, wait - time.monotonic())
+        if delay == 0.0:
+            self._flush_spectators(table_id)
+        else:
+            self._spectator_due.add(table_id)
+            asyncio.get_running_loop().call_later(delay, self._flush_spectators, table_id)
+
+    def _flush_spectators(self, table_id: str) -> None:
+        self._spectator_due.discard(table_id)
+        due = self._spectator_text.pop(table_id, None)
+        if due is None:
+            return
+        self._spectators_sent[table_id] = time.monotonic()
+        text, spectators = due
+        watching = self._watchers.get(table_id, set())
+        for watcher in spectators:
+            if watcher in watching:
+                self._offer(watcher, text)
 
     async def end_session(self, session: str) -> None:
         """Close every socket bound to the sign-in session ``session`` (a token's hash),
@@ -933,6 +1057,8 @@ class TableService:
         self._publish(f"session {self.origin} {session}")
 
     def _close_session(self, session: str) -> None:
+        for listener in self.session_listeners:
+            listener(session)
         for watchers in list(self._watchers.values()):
             for watcher in list(watchers):
                 if watcher.session == session:

@@ -62,7 +62,16 @@ class Settings:
     secure_cookies: bool = _setting(
         "NARD_SECURE_COOKIES", "1 to mark cookies Secure (behind HTTPS)", False
     )
-    engine_workers: int = _setting("NARD_ENGINE_WORKERS", "threads the computer thinks in", 2)
+    engine_workers: int = _setting(
+        "NARD_ENGINE_WORKERS",
+        "threads for hints, and for the computer's thinking without worker processes",
+        2,
+    )
+    engine_processes: int = _setting(
+        "NARD_ENGINE_PROCESSES",
+        "worker processes the computer thinks in (0: in the server's own process)",
+        1,
+    )
     redis_url: str | None = _setting(
         "NARD_REDIS_URL",
         "Redis shared by several server processes on one database, and by their limits "
@@ -165,6 +174,8 @@ class Settings:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{_env(name)}: must be more than 0, not {getattr(self, name)}")
+        if self.engine_processes < 0:
+            raise ValueError(f"NARD_ENGINE_PROCESSES: 0 or more, not {self.engine_processes}")
         if self.log_format not in ("json", "text"):
             raise ValueError(f"NARD_LOG_FORMAT: json or text, not {self.log_format!r}")
         if self.log_level.lower() not in ("debug", "info", "warning", "error"):

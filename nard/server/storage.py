@@ -17,6 +17,7 @@ a lease whose holder died expires.
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -125,10 +126,13 @@ class Storage:
         self.url = url
         if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        self.engine: Engine = create_engine(url, pool_pre_ping=True)
+        # A PostgreSQL connection may have died with its server: check it when taken
+        # from the pool. An SQLite file has nothing to check.
+        self.engine: Engine = create_engine(url, pool_pre_ping=not url.startswith("sqlite"))
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._orm = sessionmaker(self.engine, expire_on_commit=False)
+        self._raw = _RawStatements(self.engine)
 
     @property
     def dialect(self) -> str:
@@ -139,11 +143,28 @@ class Storage:
         starting at once on PostgreSQL migrate one after the other."""
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
-        with self.engine.begin() as connection:
+        with self._migration_lock(), self.engine.begin() as connection:
             if connection.dialect.name == "postgresql":
                 connection.execute(text(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})"))
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
+
+    @contextmanager
+    def _migration_lock(self) -> Iterator[None]:
+        """Processes starting together on one SQLite file migrate one at a time (a lock
+        on a file beside it; PostgreSQL's advisory lock does this for PostgreSQL)."""
+        path = self.url.removeprefix("sqlite:///")
+        if not self.url.startswith("sqlite:///") or path == ":memory:":
+            yield
+            return
+        import fcntl
+
+        with open(f"{path}.migrate-lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def ping(self) -> None:
         """One round trip to the database (raises when it cannot be reached)."""
@@ -231,29 +252,22 @@ class Storage:
     def auth_session(self, token: str) -> tuple[PlayerRow, str] | None:
         """The player and CSRF token of a cookie token, or None (unknown or expired:
         an expired session is deleted)."""
-        token_hash = _hash_token(token)
-        with self.engine.connect() as c:
-            found = c.execute(
-                select(_sessions.c.csrf_token, _sessions.c.created_at, _players)
-                .join(_players, _players.c.id == _sessions.c.player_id)
-                .where(_sessions.c.token_hash == token_hash)
-            ).first()
+        found = self._raw.session(_hash_token(token))
         if found is None:
             return None
-        created = _aware(found.created_at)
-        assert created is not None
-        if datetime.now(UTC) - created > SESSION_LIFETIME:
+        player_id, username, key, display_name, password_hash, player_created, csrf, created = found
+        if datetime.now(UTC) - self._raw.moment(created) > SESSION_LIFETIME:
             self.end_auth_session(token)
             return None
         player = PlayerRow(
-            id=found.id,
-            username=found.username,
-            username_key=found.username_key,
-            display_name=found.display_name,
-            password_hash=found.password_hash,
-            created_at=found.created_at,
+            id=player_id,
+            username=username,
+            username_key=key,
+            display_name=display_name,
+            password_hash=password_hash,
+            created_at=self._raw.moment(player_created),
         )
-        return player, found.csrf_token
+        return player, str(csrf)
 
     def set_password(self, player_id: int, password_hash: str) -> None:
         with self.engine.begin() as c:
@@ -335,11 +349,7 @@ class Storage:
 
     def table_state(self, table_id: str) -> tuple[int, str] | None:
         """The table's sequence number and status, or None if there is no such table."""
-        with self.engine.connect() as c:
-            found = c.execute(
-                select(_tables.c.action_count, _tables.c.status).where(_tables.c.id == table_id)
-            ).first()
-        return None if found is None else (int(found[0]), str(found[1]))
+        return self._raw.table_state(table_id)
 
     def table_states(self, table_ids: Sequence[str]) -> dict[str, int]:
         """The sequence numbers of several tables (those that exist)."""
@@ -401,6 +411,11 @@ class Storage:
         next, and this process will think for it).
         """
         now = datetime.now(UTC)
+        if not seats and client_seed is None and seed_deadline is _UNSET:
+            # The common case (a move, the computer's turn): straight to the driver.
+            if not self._raw.commit(table_id, first_seq, entries, status, lease, now):
+                raise ConflictError(f"table {table_id} changed since action {first_seq}")
+            return
         values: dict[str, Any] = {
             "action_count": first_seq + len(entries),
             "status": status,
@@ -538,6 +553,131 @@ class Storage:
                 .order_by(TableSeatRow.seat)
             )
         )
+
+
+class _RawStatements:
+    """The statements of every action, sent to the database driver as they are: the
+    same rows SQLAlchemy would write (its SQLite format for times, JSON as text),
+    without its per-statement work, which was most of an action's storage time
+    (0.30 against 0.06 ms a commit on SQLite, 0.8 against 0.4 on PostgreSQL)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.sqlite = engine.dialect.name == "sqlite"
+        p = "?" if self.sqlite else "%s"
+        self.update = (
+            f"UPDATE tables SET action_count = {p}, status = {p}, finished_at = {p}, "
+            f"lease_owner = {p}, lease_until = {p} WHERE id = {p} AND action_count = {p}"
+        )
+        self.insert = (
+            "INSERT INTO table_actions (table_id, seq, seat, command, created_at) "
+            f"VALUES ({p}, {p}, {p}, {p}, {p})"
+        )
+        self.state = f"SELECT action_count, status FROM tables WHERE id = {p}"
+        self.session_sql = (
+            "SELECT p.id, p.username, p.username_key, p.display_name, p.password_hash, "
+            "p.created_at, s.csrf_token, s.created_at FROM auth_sessions s "
+            f"JOIN players p ON p.id = s.player_id WHERE s.token_hash = {p}"
+        )
+
+    def stored(self, moment: datetime | None) -> Any:
+        """A time as SQLAlchemy stores it: SQLite's text (UTC, no zone), else as is."""
+        if moment is None or not self.sqlite:
+            return moment
+        return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+    def moment(self, value: Any) -> datetime:
+        """A stored time back as an aware UTC datetime."""
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value)
+        assert isinstance(value, datetime)
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+    @contextmanager
+    def _cursor(self, write: bool) -> Iterator[Any]:
+        connection = self.engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            try:
+                yield cursor
+            finally:
+                cursor.close()
+            if write:
+                connection.commit()
+        except BaseException:
+            connection.rollback()
+            raise
+        finally:
+            connection.close()
+
+    def commit(
+        self,
+        table_id: str,
+        first_seq: int,
+        entries: Sequence[tuple[int, dict[str, Any]]],
+        status: str,
+        lease: Lease | None,
+        now: datetime,
+    ) -> bool:
+        """The compare-and-set and the actions in one transaction; False (nothing
+        written) when the table is no longer at ``first_seq``."""
+        written = self.stored(now)
+        try:
+            with self._cursor(write=True) as cursor:
+                cursor.execute(
+                    self.update,
+                    (
+                        first_seq + len(entries),
+                        status,
+                        written if status == "finished" else None,
+                        lease.owner if lease else None,
+                        self.stored(lease.until) if lease else None,
+                        table_id,
+                        first_seq,
+                    ),
+                )
+                if cursor.rowcount != 1:
+                    raise _Lost
+                if entries:
+                    cursor.executemany(
+                        self.insert,
+                        [
+                            (table_id, first_seq + n, seat, json.dumps(cmd), written)
+                            for n, (seat, cmd) in enumerate(entries)
+                        ],
+                    )
+        except _Lost:
+            return False
+        except Exception as exc:
+            if _is_integrity_error(exc):
+                return False
+            raise
+        return True
+
+    def table_state(self, table_id: str) -> tuple[int, str] | None:
+        with self._cursor(write=False) as cursor:
+            cursor.execute(self.state, (table_id,))
+            found = cursor.fetchone()
+        return None if found is None else (int(found[0]), str(found[1]))
+
+    def session(self, token_hash: str) -> tuple[Any, ...] | None:
+        with self._cursor(write=False) as cursor:
+            cursor.execute(self.session_sql, (token_hash,))
+            found = cursor.fetchone()
+        return None if found is None else tuple(found)
+
+
+class _Lost(Exception):
+    """The compare-and-set found the table moved on."""
+
+
+def _is_integrity_error(exc: Exception) -> bool:
+    """A driver's unique-key violation (two writers of the same sequence number)."""
+    import sqlite3
+
+    import psycopg
+
+    return isinstance(exc, sqlite3.IntegrityError | psycopg.IntegrityError)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

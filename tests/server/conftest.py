@@ -14,6 +14,7 @@ import random
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
@@ -91,15 +92,19 @@ NO_LIMITS = "register= guest= login= table= hint= action="
 limits have tests of their own)."""
 
 
-def make_settings(url: str, tmp_path: Path, **overrides: object) -> Settings:
-    return Settings(
-        database_url=url,
-        data_dir=tmp_path,
-        engine_workers=1,
-        limits=NO_LIMITS,
-        metrics=True,
-        **overrides,  # type: ignore[arg-type]
-    )
+def make_settings(url: str, tmp_path: Path, **overrides: Any) -> Settings:
+    """Test settings: one engine thread and no worker processes (the computer thinks
+    in-process; test_thinking has the worker processes), the limits off."""
+    values: dict[str, Any] = {
+        "database_url": url,
+        "data_dir": tmp_path,
+        "engine_workers": 1,
+        "engine_processes": 0,
+        "limits": NO_LIMITS,
+        "metrics": True,
+        **overrides,
+    }
+    return Settings(**values)
 
 
 def seeded(seed: int) -> Callable[[], bytes]:

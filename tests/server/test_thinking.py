@@ -1,4 +1,8 @@
-"""The computer thinks off the event loop: other requests are answered meanwhile."""
+"""The computer thinks off the event loop: other requests are answered meanwhile.
+
+World class (2-ply, up to 0.2 s a decision) thinks in the server's threads when it
+has no worker processes, and every level thinks in worker processes when it has
+them (``NARD_ENGINE_PROCESSES``, 1 by default)."""
 
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ def test_a_thinking_computer_does_not_hold_up_other_requests(
         async with httpx2.AsyncClient(transport=transport, base_url="http://test") as client:
             me = (await client.post("/api/guest", json={"name": "ann"})).json()
             headers = {"X-CSRF-Token": me["csrf_token"]}
-            body = {"opponent": "computer", "level": "expert", "match_length": 3}
+            body = {"opponent": "computer", "level": "world-class", "match_length": 3}
             created = (await client.post("/api/tables", json=body, headers=headers)).json()
             creating = asyncio.create_task(
                 client.post(
@@ -79,3 +83,29 @@ def test_a_thinking_computer_does_not_hold_up_other_requests(
         app.state.service.close()
         storage.close()
     assert threads and all(name.startswith("nard-engine") for name in threads)
+
+
+def test_the_computer_thinks_in_a_worker_process(sqlite_url: str, tmp_path: Path) -> None:
+    import os
+
+    from fastapi.testclient import TestClient
+
+    from nard.server import create_app
+    from nard.server.storage import Storage
+    from tests.server.conftest import make_settings
+    from tests.server.helpers import act, guest, new_table, simple_command
+
+    settings = make_settings(sqlite_url, tmp_path, engine_processes=1)
+    app = create_app(settings, Storage(sqlite_url))
+    with TestClient(app) as client:
+        headers = guest(client)
+        table = new_table(client, headers, match_length=3)
+        seq = table["seq"]
+        for _ in range(6):
+            if table["status"] != "playing":
+                break
+            table = act(client, table["id"], headers, simple_command(table))
+        assert table["seq"] > seq + 6  # the computer answered each turn
+        pool = app.state.service._thinkers._pool
+        workers = list(pool._processes.values())
+        assert workers and all(w.pid != os.getpid() and w.is_alive() for w in workers)
