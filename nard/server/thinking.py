@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -49,6 +50,41 @@ def decide(
     return computer_command(engine, snapshot, match_length, score).to_json()
 
 
+def _bind_to_parent(parent: int) -> None:
+    """Make a worker die with the server that started it: a server killed outright
+    (SIGKILL, a crash) would otherwise leave its workers behind for good, each
+    holding an engine's memory, since nothing closes the pipe they wait on.
+
+    On Linux the kernel sends the worker SIGKILL when its parent dies
+    (``prctl(PR_SET_PDEATHSIG)``); a thread also checks the parent once a second,
+    for the moment before that took effect and for other systems.
+    """
+    import os
+    import signal
+    import sys
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(0)
+            time.sleep(1.0)
+
+    if os.getppid() != parent:
+        os._exit(0)
+    threading.Thread(target=watch, name="nard-parent-watch", daemon=True).start()
+
+
 def _warm_up() -> bool:
     """Load the network and compile the engine's kernels in a fresh worker."""
     from nard.match import FixedDice, Game
@@ -69,7 +105,10 @@ class ThinkerPool:
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
-                self.processes, mp_context=multiprocessing.get_context("spawn")
+                self.processes,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_bind_to_parent,
+                initargs=(os.getpid(),),
             )
         return self._pool
 

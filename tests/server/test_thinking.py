@@ -109,3 +109,81 @@ def test_the_computer_thinks_in_a_worker_process(sqlite_url: str, tmp_path: Path
         pool = app.state.service._thinkers._pool
         workers = list(pool._processes.values())
         assert workers and all(w.pid != os.getpid() and w.is_alive() for w in workers)
+
+
+def test_the_workers_die_with_a_killed_server(tmp_path: Path) -> None:
+    """A server killed outright (SIGKILL) left its engine workers running for good,
+    each holding an engine's memory (seen while killing servers for the chaos test)."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx2
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **os.environ,
+        "NARD_DATA_DIR": str(tmp_path),
+        "NARD_PORT": str(port),
+        "NARD_ENGINE_PROCESSES": "2",
+        "NARD_LOG_LEVEL": "warning",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "nard.cli.main", "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while len(workers) < 2:
+            assert time.monotonic() < deadline, "the server's workers did not start"
+            with contextlib_suppress():
+                httpx2.get(f"http://127.0.0.1:{port}/readyz", timeout=1)
+            workers = children(server.pid)
+            time.sleep(0.1)
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(alive(pid) for pid in workers):
+            assert time.monotonic() < deadline, f"workers {workers} outlived their server"
+            time.sleep(0.05)
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+
+def contextlib_suppress() -> Any:
+    import contextlib
+
+    import httpx2
+
+    return contextlib.suppress(httpx2.HTTPError)
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and "spawn_main" in (entry / "cmdline").read_text():
+                found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
