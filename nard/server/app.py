@@ -171,6 +171,11 @@ class _Frontdoor:
         self.prefix = secrets.token_hex(4)
         self.counter = itertools.count(1)
 
+    @staticmethod
+    async def _too_large(scope: Scope, receive: Receive, send: Send) -> None:
+        response = _error(413, "too_large", f"request bodies are at most {MAX_BODY} bytes")
+        await response(scope, receive, send)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -195,26 +200,51 @@ class _Frontdoor:
                 message = {**message, "headers": headers}
             await send(message)
 
+        started_response = False
+
+        async def send_tracked(message: Message) -> None:
+            nonlocal started_response
+            if message["type"] == "http.response.start":
+                started_response = True
+            await send_with_headers(message)
+
         try:
             for name, value in scope.get("headers", []):
                 if name == b"content-length" and (not value.isdigit() or int(value) > MAX_BODY):
-                    response = _error(
-                        413, "too_large", f"request bodies are at most {MAX_BODY} bytes"
-                    )
-                    await response(scope, receive, send_with_headers)
+                    await self._too_large(scope, receive, send_tracked)
                     return
-            seen = 0
-
-            async def limited() -> Message:
-                nonlocal seen
+            # The body is read here, up to the limit, so that an oversized one sent
+            # without a length is refused the same way (413) before any route sees it.
+            body = b""
+            more = True
+            while more:
                 message = await receive()
-                if message["type"] == "http.request":
-                    seen += len(message.get("body", b""))
-                    if seen > MAX_BODY:
-                        raise ServiceError(413, "too_large", f"bodies are at most {MAX_BODY} bytes")
-                return message
+                if message["type"] != "http.request":
+                    break  # the client went away
+                body += message.get("body", b"")
+                more = bool(message.get("more_body"))
+                if len(body) > MAX_BODY:
+                    await self._too_large(scope, receive, send_tracked)
+                    return
+            replayed = False
 
-            await self.app(scope, limited, send_with_headers)
+            async def replay() -> Message:
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+                return await receive()
+
+            await self.app(scope, replay, send_tracked)
+        except Exception:
+            # A fault in the server: logged with its request id, answered 500 with
+            # the same headers as any other answer (never the traceback).
+            log.exception("unexpected error in %s %s", scope.get("method"), path)
+            if started_response:
+                raise
+            status = 500
+            response = _error(500, "server_error", f"unexpected server error (request {rid})")
+            await response(scope, receive, send_with_headers)
         finally:
             elapsed = time.perf_counter() - started
             route = scope.get("route")
@@ -261,17 +291,26 @@ class _SessionCache:
     know who sends it. An entry lasts ``ttl`` seconds, and goes at once when its
     session ends, in this process or (through Redis) in another."""
 
-    def __init__(self, store: Storage, ttl: float = 10.0, size: int = 10_000) -> None:
+    def __init__(
+        self,
+        store: Storage,
+        ttl: float = 10.0,
+        size: int = 10_000,
+        trusted: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.store = store
         self.ttl = ttl
         self.size = size
+        self.trusted = trusted
+        """Whether the cache may be used: not while the news of sessions ended in other
+        processes cannot arrive (Redis configured but down)."""
         self._entries: dict[str, tuple[float, tuple[PlayerRow, str] | None]] = {}
 
     def get(self, token: str) -> tuple[PlayerRow, str] | None:
         key = Storage.token_hash(token)
         now = time.monotonic()
         cached = self._entries.get(key)
-        if cached is not None and now - cached[0] < self.ttl:
+        if cached is not None and now - cached[0] < self.ttl and self.trusted():
             return cached[1]
         found = self.store.auth_session(token)
         if len(self._entries) >= self.size:
@@ -357,7 +396,7 @@ def create_app(
         **(service_options or {}),
     )
     limits = RateLimits(settings.redis_url, policies_from_text(settings.limits))
-    sessions = _SessionCache(store)
+    sessions = _SessionCache(store, trusted=lambda: settings.redis_url is None or service.redis_ok)
     service.session_listeners.append(sessions.forget)
     throttle = LoginThrottle(settings.redis_url)
     sockets_by_client: Tally[str] = Tally()

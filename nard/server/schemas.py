@@ -114,7 +114,7 @@ class NewTableRequest(_Strict):
 
     opponent: Literal["computer", "person", "chouette"] = "computer"
     level: Annotated[Level, Field(strict=False)] = Level.EXPERT
-    seat: Literal[0, 1] = 0
+    seat: StrictInt = Field(default=0, ge=0, le=1, description="0 (white) or 1 (black)")
     match_length: StrictInt = Field(default=5, ge=0, le=64, description="0 for money play")
     cube: StrictBool = True
     crawford: StrictBool = True
@@ -123,7 +123,7 @@ class NewTableRequest(_Strict):
     beavers: StrictBool = False
     raccoons: StrictBool = False
     automatic_doubles: StrictInt = Field(default=0, ge=0, le=6)
-    backgammon: Literal[2, 3] = 3
+    backgammon: StrictInt = Field(default=3, ge=2, le=3, description="what a backgammon counts")
     public: StrictBool = False
     players: StrictInt = Field(default=3, ge=3, le=8)
     computers: StrictInt = Field(default=0, ge=0, le=7)

@@ -155,6 +155,8 @@ class Watcher:
         self.loop = asyncio.get_running_loop()
         self.queue: asyncio.Queue[str | None] = asyncio.Queue(limit)
         self.closed_because: str | None = None
+        self.on_overflow: Callable[[], None] | None = None
+        """Called once if the watcher is dropped for not reading (the metrics count it)."""
 
     def offer(self, text: str | None) -> None:
         """Queue ``text`` for sending (from any thread); None closes the socket."""
@@ -182,6 +184,8 @@ class Watcher:
         except asyncio.QueueFull:
             self.closed_because = "too slow: messages were not read"
             self._close_now()
+            if self.on_overflow is not None:
+                self.on_overflow()
 
     def _close_now(self) -> None:
         while not self.queue.empty():
@@ -1023,9 +1027,9 @@ class TableService:
         )
 
     def _offer(self, watcher: Watcher, text: str) -> None:
+        if watcher.on_overflow is None:
+            watcher.on_overflow = self.metrics.dropped_sockets.inc
         watcher.offer(text)
-        if watcher.closed_because is not None:
-            self.metrics.dropped_sockets.inc()
 
     def _schedule_spectators(self, table_id: str) -> None:
         if table_id in self._spectator_due:
