@@ -243,8 +243,7 @@ class TableService:
         self._server_seeds = server_seeds or (lambda: secrets.token_bytes(SEED_BYTES))
         self._pool = ThreadPoolExecutor(engine_workers, thread_name_prefix="nard-engine")
         self._thinkers = ThinkerPool(engine_processes) if engine_processes > 0 else None
-        self._queued = 0  # decisions waiting for or in the pool
-        self._queued_lock = threading.Lock()
+        self._queued = 0  # decisions waiting for or in the pool (changed on the event loop)
         self._engines: dict[Level, Engine] = {}
         self._engines_lock = threading.Lock()
         self._live: dict[str, AnyTable] = {}
@@ -339,13 +338,11 @@ class TableService:
         which a trip to a thread and back would cost more than)."""
         if inline:
             return function(*args)
-        with self._queued_lock:
-            self._queued += 1
+        self._queued += 1
         try:
             return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
         finally:
-            with self._queued_lock:
-                self._queued -= 1
+            self._queued -= 1
 
     @property
     def queued_decisions(self) -> int:
@@ -859,15 +856,13 @@ class TableService:
         game = table.game
         assert game is not None
         if self._thinkers is not None:
-            with self._queued_lock:
-                self._queued += 1
+            self._queued += 1
             try:
                 data = await self._thinkers.decide(
                     level, DecisionSnapshot.of(game), table.match_length, table.games.score
                 )
             finally:
-                with self._queued_lock:
-                    self._queued -= 1
+                self._queued -= 1
             command = Command.from_json(data)
         else:
             command = await self._think(

@@ -6,9 +6,16 @@ hundred bytes; never the table's dice source) with the level, the match
 length and the score, and comes back as a command's JSON. Each worker keeps
 one engine per level, sharing one network, loaded once. With the engine in
 another process the server's own process spends its time serving, and a
-second core thinks (2 ms a decision at expert, up to 0.2 s at world class).
+second core thinks (about 1 ms a decision at expert, up to 0.2 s at world
+class).
 
-If a worker dies, the pool is made anew and the decision sent again once.
+Each worker is a process with pipes of its own: the server writes a request
+on its standard input and the event loop is woken when the answer is on its
+standard output (``add_reader``), with no thread between them (a process
+pool's feeder and manager threads cost more, fighting the event loop for
+Python's lock, than the decisions).
+A worker dies with the server that started it; a worker that dies is started
+again and its decisions sent again.
 
 >>> from nard.match import FixedDice, Game
 >>> game = Game(dice=FixedDice([(3, 1)]))
@@ -20,11 +27,14 @@ If a worker dies, the pool is made anew and the decision sent again once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import logging
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+import pickle
+import subprocess
+import sys
+from dataclasses import dataclass, field
 from typing import Any
 
 from nard.computer import DecisionSnapshot, computer_command
@@ -36,6 +46,8 @@ log = logging.getLogger("nard.server")
 
 _ENGINES: dict[Level, Engine] = {}
 """A worker's engines, one per level, sharing the first one's network."""
+
+Request = tuple[int, str, DecisionSnapshot, int, tuple[int, int]]
 
 
 def decide(
@@ -53,15 +65,13 @@ def decide(
 def _bind_to_parent(parent: int) -> None:
     """Make a worker die with the server that started it: a server killed outright
     (SIGKILL, a crash) would otherwise leave its workers behind for good, each
-    holding an engine's memory, since nothing closes the pipe they wait on.
+    holding an engine's memory.
 
     On Linux the kernel sends the worker SIGKILL when its parent dies
     (``prctl(PR_SET_PDEATHSIG)``); a thread also checks the parent once a second,
     for the moment before that took effect and for other systems.
     """
-    import os
     import signal
-    import sys
     import threading
     import time
 
@@ -85,62 +95,191 @@ def _bind_to_parent(parent: int) -> None:
     threading.Thread(target=watch, name="nard-parent-watch", daemon=True).start()
 
 
-def _warm_up() -> bool:
+def _warm_up() -> None:
     """Load the network and compile the engine's kernels in a fresh worker."""
     from nard.match import FixedDice, Game
 
     game = Game(dice=FixedDice([(3, 1)]))
     game.opening_roll()
     decide(Level.EXPERT.value, DecisionSnapshot.of(game), 0, (0, 0))
-    return True
+
+
+def _serve(parent: int) -> None:
+    """A worker's life (``python -m nard.server.thinking``): answer each request read
+    on standard input, in turn, on standard output, until the input closes. A
+    request and an answer are each a pickle after its length (4 bytes, big-endian)."""
+    _bind_to_parent(parent)
+    _warm_up()
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        head = source.read(4)
+        if len(head) < 4:
+            return
+        number, level, snapshot, match_length, score = pickle.loads(
+            source.read(int.from_bytes(head, "big"))
+        )
+        try:
+            answer: tuple[int, bool, Any] = (
+                number,
+                True,
+                decide(level, snapshot, match_length, score),
+            )
+        except Exception as exc:  # sent back, raised in the server
+            answer = (number, False, f"{type(exc).__name__}: {exc}")
+        data = pickle.dumps(answer)
+        sink.write(len(data).to_bytes(4, "big") + data)
+        sink.flush()
+
+
+class ThinkingFailedError(RuntimeError):
+    """The engine raised while deciding (the worker goes on)."""
+
+
+@dataclass
+class _Worker:
+    process: subprocess.Popen[bytes]
+    loop: asyncio.AbstractEventLoop
+    waiting: dict[int, tuple[asyncio.Future[dict[str, Any]], Request]] = field(default_factory=dict)
+    received: bytearray = field(default_factory=bytearray)
+
+    def send(self, request: Request) -> None:
+        data = pickle.dumps(request)
+        stdin = self.process.stdin
+        assert stdin is not None
+        stdin.write(len(data).to_bytes(4, "big") + data)
+        stdin.flush()
 
 
 class ThinkerPool:
-    """``processes`` worker processes that think for the computer seats."""
+    """``processes`` worker processes that think for the computer seats.
+
+    Each is ``python -m nard.server.thinking``, a process of its own started
+    with the server's interpreter (not a fork, and importing nothing of the
+    program that started the server), talking on its standard input and output.
+    """
 
     def __init__(self, processes: int) -> None:
         self.processes = processes
-        self._pool: ProcessPoolExecutor | None = None
+        self._workers: list[_Worker] = []
+        self._numbers = itertools.count(1)
+        self._closed = False
 
-    def _executor(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                self.processes,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_bind_to_parent,
-                initargs=(os.getpid(),),
-            )
-        return self._pool
+    def _start(self) -> _Worker:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "nard.server.thinking", str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        os.set_blocking(process.stdout.fileno(), False)
+        loop = asyncio.get_running_loop()
+        worker = _Worker(process, loop)
+        loop.add_reader(process.stdout.fileno(), self._answered, worker)
+        return worker
 
     async def warm_up(self) -> None:
-        """Start the workers and let each load the engine, before the first player
-        waits for it (the first decision of a fresh process takes seconds)."""
-        loop = asyncio.get_running_loop()
-        pool = self._executor()
-        try:
-            await asyncio.gather(
-                *(loop.run_in_executor(pool, _warm_up) for _ in range(self.processes))
-            )
-        except Exception:
-            log.warning("the engine's workers could not warm up", exc_info=True)
+        """Start the workers (each loads the engine before its first request, so the
+        first player is not kept waiting for that)."""
+        while len(self._workers) < self.processes and not self._closed:
+            self._workers.append(self._start())
 
     async def decide(
         self, level: Level, snapshot: DecisionSnapshot, match_length: int, score: tuple[int, int]
     ) -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        for attempt in (1, 2):
-            pool = self._executor()
-            try:
-                return await loop.run_in_executor(
-                    pool, decide, level.value, snapshot, match_length, score
-                )
-            except BrokenProcessPool:
-                log.warning("an engine worker died (attempt %d): starting new ones", attempt)
-                self._pool = None
-                pool.shutdown(wait=False, cancel_futures=True)
-        raise RuntimeError("the engine's workers keep dying")
+        """The command's JSON, from the least busy worker."""
+        await self.warm_up()
+        worker = min(self._workers, key=lambda w: len(w.waiting))
+        request: Request = (next(self._numbers), level.value, snapshot, match_length, score)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        worker.waiting[request[0]] = (future, request)
+        try:
+            worker.send(request)
+        except OSError:
+            self._restart(worker)
+        return await future
+
+    def _answered(self, worker: _Worker) -> None:
+        stdout = worker.process.stdout
+        assert stdout is not None
+        try:
+            chunk = os.read(stdout.fileno(), 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:  # the worker died
+            self._restart(worker)
+            return
+        worker.received += chunk
+        while len(worker.received) >= 4:
+            size = int.from_bytes(worker.received[:4], "big")
+            if len(worker.received) < 4 + size:
+                break
+            number, ok, value = pickle.loads(bytes(worker.received[4 : 4 + size]))
+            del worker.received[: 4 + size]
+            found = worker.waiting.pop(number, None)
+            if found is None:
+                continue
+            future = found[0]
+            if future.get_loop() is worker.loop:
+                _settle(future, ok, value)
+            else:
+                future.get_loop().call_soon_threadsafe(_settle, future, ok, value)
+
+    def _restart(self, worker: _Worker) -> None:
+        """A worker died: start another and send it what the dead one had."""
+        if worker not in self._workers:
+            return
+        self._forget(worker)
+        if self._closed:
+            for future, _ in worker.waiting.values():
+                if not future.done():
+                    future.set_exception(ThinkingFailedError("the server is stopping"))
+            return
+        log.warning("an engine worker died (exit %s): starting a new one", worker.process.poll())
+        fresh = self._start()
+        self._workers.append(fresh)
+        for number, (future, request) in worker.waiting.items():
+            fresh.waiting[number] = (future, request)
+            fresh.send(request)
+
+    def _forget(self, worker: _Worker) -> None:
+        self._workers.remove(worker)
+        with _quietly():
+            assert worker.process.stdout is not None
+            worker.loop.remove_reader(worker.process.stdout.fileno())
+        with _quietly():
+            assert worker.process.stdin is not None
+            worker.process.stdin.close()
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        self._closed = True
+        for worker in list(self._workers):
+            self._forget(worker)
+            try:
+                worker.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                worker.process.kill()
+                worker.process.wait()
+            with _quietly():
+                assert worker.process.stdout is not None
+                worker.process.stdout.close()
+        self._workers.clear()
+
+
+def _settle(future: asyncio.Future[dict[str, Any]], ok: bool, value: Any) -> None:
+    if future.done():
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(ThinkingFailedError(value))
+
+
+def _quietly() -> contextlib.suppress:
+    """Ignore what a closing pipe or loop raises."""
+    return contextlib.suppress(OSError, ValueError, RuntimeError)
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]))

@@ -106,9 +106,8 @@ def test_the_computer_thinks_in_a_worker_process(sqlite_url: str, tmp_path: Path
                 break
             table = act(client, table["id"], headers, simple_command(table))
         assert table["seq"] > seq + 6  # the computer answered each turn
-        pool = app.state.service._thinkers._pool
-        workers = list(pool._processes.values())
-        assert workers and all(w.pid != os.getpid() and w.is_alive() for w in workers)
+        workers = [w.process for w in app.state.service._thinkers._workers]
+        assert workers and all(w.pid != os.getpid() and w.poll() is None for w in workers)
 
 
 def test_the_workers_die_with_a_killed_server(tmp_path: Path) -> None:
@@ -176,7 +175,8 @@ def children(pid: int) -> list[int]:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if int(fields[1]) == pid and "spawn_main" in (entry / "cmdline").read_text():
+            command = (entry / "cmdline").read_text()
+            if int(fields[1]) == pid and "nard.server.thinking" in command:
                 found.append(int(entry.name))
     return found
 
