@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -237,7 +238,7 @@ class Position(tuple[int, ...]):
             d1, d2 = check_dice(dice)  # raises, naming the problem
         if type(d1) is not int or type(d2) is not int or not (0 < d1 < 7 and 0 < d2 < 7):
             d1, d2 = check_dice(dice)
-        return _movegen.generate(self, d1, d2, Position, Play)
+        return list(_legal_plays(self, d1, d2))
 
     def apply(self, play: Play) -> Position:
         """The position after ``play``, seen from the opponent (now on roll).
@@ -316,3 +317,11 @@ def _validate(b: tuple[int, ...]) -> None:
         raise InvalidPositionError(
             f"impossible position {b!r}: the opponent has {theirs} checkers (at most {CHECKERS})"
         )
+
+
+@functools.lru_cache(maxsize=4096)
+def _legal_plays(position: Position, d1: int, d2: int) -> tuple[Play, ...]:
+    """The legal plays of a position and roll, remembered: a game asks for the same
+    ones several times in one turn (is the roll playable, which plays to offer,
+    is the play sent one of them), and positions are values."""
+    return tuple(_movegen.generate(position, d1, d2, Position, Play))
