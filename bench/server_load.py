@@ -100,6 +100,23 @@ class Connection:
         self.writer.close()
 
 
+async def play(client: Connection, table: dict[str, Any], actions: int, times: list[float]) -> int:
+    """Act for the guest while the table waits for them, at most ``actions`` times,
+    each action's time (the computer's reply included) added to ``times``."""
+    done = 0
+    while done < actions and table["status"] == "playing" and table["to_act"] == table["you"]:
+        command = simple_command(table)
+        if command is None:
+            break
+        start = time.perf_counter()
+        status, table = await client.post(f"/api/tables/{table['id']}/actions", command)
+        times.append(time.perf_counter() - start)
+        if status != 200:
+            raise RuntimeError(f"action refused: {status} {table}")
+        done += 1
+    return done
+
+
 async def one_player(base: str, actions: int, times: list[float], rng: random.Random) -> int:
     client = await Connection.open(base)
     try:
@@ -110,18 +127,7 @@ async def one_player(base: str, actions: int, times: list[float], rng: random.Ra
         if table["status"] == "seeding":  # servers since issue 27 take the contribution now
             path = f"/api/tables/{table['id']}/seed"
             _, table = await client.post(path, {"contribution": f"load {rng.random()}"})
-        done = 0
-        while done < actions and table["status"] == "playing" and table["to_act"] == table["you"]:
-            command = simple_command(table)
-            if command is None:
-                break
-            start = time.perf_counter()
-            status, table = await client.post(f"/api/tables/{table['id']}/actions", command)
-            times.append(time.perf_counter() - start)
-            if status != 200:
-                raise RuntimeError(f"action refused: {status} {table}")
-            done += 1
-        return done
+        return await play(client, table, actions, times)
     finally:
         client.close()
 

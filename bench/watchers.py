@@ -22,28 +22,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from server_load import Connection, cpu_seconds, free_port, simple_command
-
-
-async def play(base: str, table: dict[str, Any], client: Connection, actions: int) -> list[float]:
-    times = []
-    for _ in range(actions):
-        if table["status"] != "playing" or table["to_act"] != table["you"]:
-            break
-        command = simple_command(table)
-        if command is None:
-            break
-        start = time.perf_counter()
-        status, table = await client.post(f"/api/tables/{table['id']}/actions", command)
-        times.append(time.perf_counter() - start)
-        if status != 200:
-            raise RuntimeError(f"action refused: {status} {table}")
-    return times
+from server_load import Connection, cpu_seconds, free_port, play
 
 
 async def watch(url: str, seen: list[int], ready: asyncio.Event, count: list[int]) -> None:
@@ -71,7 +54,8 @@ async def measure(base: str, watchers: int, actions: int) -> list[float]:
     tasks = [asyncio.create_task(watch(url, seen, ready, count)) for _ in range(watchers)]
     if watchers:
         await asyncio.wait_for(ready.wait(), timeout=60)
-    times = await play(base, table, client, actions)
+    times: list[float] = []
+    await play(client, table, actions, times)
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
