@@ -189,9 +189,12 @@ class _Frontdoor:
         path = scope.get("path", "")
         csp = DOCS_CSP if path in ("/docs", "/redoc") else CSP
 
+        started_response = False
+
         async def send_with_headers(message: Message) -> None:
-            nonlocal status
+            nonlocal status, started_response
             if message["type"] == "http.response.start":
+                started_response = True
                 status = message["status"]
                 headers = list(message.get("headers", []))
                 headers += SECURITY_HEADERS
@@ -200,18 +203,10 @@ class _Frontdoor:
                 message = {**message, "headers": headers}
             await send(message)
 
-        started_response = False
-
-        async def send_tracked(message: Message) -> None:
-            nonlocal started_response
-            if message["type"] == "http.response.start":
-                started_response = True
-            await send_with_headers(message)
-
         try:
             for name, value in scope.get("headers", []):
                 if name == b"content-length" and (not value.isdigit() or int(value) > MAX_BODY):
-                    await self._too_large(scope, receive, send_tracked)
+                    await self._too_large(scope, receive, send_with_headers)
                     return
             # The body is read here, up to the limit, so that an oversized one sent
             # without a length is refused the same way (413) before any route sees it.
@@ -224,7 +219,7 @@ class _Frontdoor:
                 body += message.get("body", b"")
                 more = bool(message.get("more_body"))
                 if len(body) > MAX_BODY:
-                    await self._too_large(scope, receive, send_tracked)
+                    await self._too_large(scope, receive, send_with_headers)
                     return
             replayed = False
 
@@ -235,7 +230,7 @@ class _Frontdoor:
                     return {"type": "http.request", "body": body, "more_body": False}
                 return await receive()
 
-            await self.app(scope, replay, send_tracked)
+            await self.app(scope, replay, send_with_headers)
         except Exception:
             # A fault in the server: logged with its request id, answered 500 with
             # the same headers as any other answer (never the traceback).
@@ -306,7 +301,11 @@ class _SessionCache:
         processes cannot arrive (Redis configured but down)."""
         self._entries: dict[str, tuple[float, tuple[PlayerRow, str] | None]] = {}
 
-    def get(self, token: str) -> tuple[PlayerRow, str] | None:
+    def get(self, token: str | None) -> tuple[PlayerRow, str] | None:
+        """The player and CSRF token of a cookie's token (None: no cookie, or one no
+        session has)."""
+        if not token or len(token) >= 200:
+            return None
         key = Storage.token_hash(token)
         now = time.monotonic()
         cached = self._entries.get(key)
@@ -328,7 +327,7 @@ class _SessionCache:
 async def _auth(request: Request) -> _Auth:
     app_state = request.app.state
     token = request.cookies.get(COOKIE)
-    found = app_state.sessions.get(token) if token and len(token) < 200 else None
+    found = app_state.sessions.get(token)
     address = address_key(_client_address(request.scope, app_state.settings.trust_proxy))
     who = (
         _Auth(None, None, None, address)
@@ -790,7 +789,7 @@ def create_app(
             return
         address = address_key(_client_address(socket.scope, settings.trust_proxy))
         token = socket.cookies.get(COOKIE)
-        found = sessions.get(token) if token and len(token) < 200 else None
+        found = sessions.get(token)
         player = found[0] if found else None
         session = store.token_hash(token) if found and token else None
         try:

@@ -3,14 +3,14 @@
 One authority per table
     Every change to a table (a seat taken or left, a dice contribution, an
     action, the next game, the end) goes through :meth:`TableService._change`:
-    the table is first brought up to the database's sequence number, the
-    change is checked against that state, and its log entries are committed
-    with a compare-and-set on the sequence number
+    the change is checked against the table's state, and its log entries are
+    committed with a compare-and-set on the sequence number the check saw
     (:meth:`~nard.server.storage.Storage.commit`). Two processes that race
     from the same state cannot both commit: the loser reloads and checks its
     change again against the winner's state, which refuses it (409 and the
-    fresh state) or takes it. Watchers are told only what was committed, and
-    the dice seed is revealed only by a committed change that ends the table.
+    fresh state) or takes it; a refusal is only given on a state read from the
+    database. Watchers are told only what was committed, and the dice seed is
+    revealed only by a committed change that ends the table.
 
 The computer's turns
     When a table waits for a computer seat, one process thinks for it: the
@@ -18,8 +18,9 @@ The computer's turns
     gave the computer the turn, or by :meth:`Storage.acquire_lease`). Loading
     a table whose computer is to act starts its turn, so a table whose
     process died while thinking continues once the lease has expired. The
-    engine runs in a thread pool: a thinking computer never holds up the
-    event loop.
+    engine thinks in worker processes (:mod:`nard.server.thinking`), or without
+    them on the event loop for the 0-ply levels and in a thread pool for world
+    class.
 
 Several processes
     With ``redis_url`` each commit is announced on the Redis channel
@@ -42,7 +43,6 @@ import contextlib
 import json
 import logging
 import secrets
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -58,7 +58,12 @@ from nard.computer import DecisionSnapshot, computer_command, cube_context
 from nard.core import NardError
 from nard.engine import Engine, Level
 from nard.match.commands import Command, InvalidCommandError
-from nard.match.dice import SEED_BYTES, InvalidFairDiceError, seed_commitment
+from nard.match.dice import (
+    SEED_BYTES,
+    InvalidFairDiceError,
+    check_contribution,
+    seed_commitment,
+)
 from nard.match.game import Decision, MatchStateError
 from nard.notation.json_record import write_json
 from nard.notation.mat import write_mat
@@ -66,7 +71,7 @@ from nard.notation.sgf import write_sgf
 from nard.server.chouette import ChouetteTable, parse_command
 from nard.server.metrics import Metrics
 from nard.server.models import PlayerRow
-from nard.server.storage import KEEP, ConflictError, Lease, Storage, StoredTable
+from nard.server.storage import KEEP, ConflictError, Lease, Storage, StoredTable, aware
 from nard.server.tables import (
     ContributionClosedError,
     LiveTable,
@@ -75,7 +80,7 @@ from nard.server.tables import (
     TableClosedError,
     TableRules,
 )
-from nard.server.thinking import ThinkerPool
+from nard.server.thinking import ThinkerPool, engine_for
 
 __all__ = ["CHANNEL", "AnyTable", "NewTable", "ServiceError", "TableService", "Watcher"]
 
@@ -85,10 +90,11 @@ AnyTable = LiveTable | ChouetteTable
 """A two-player match or money session, or a chouette."""
 
 INLINE_LEVELS = frozenset({Level.BEGINNER, Level.INTERMEDIATE, Level.EXPERT})
-"""The levels that decide at 0 ply (0.1-0.3 ms a decision, bench/engine_speed.py): they
-think on the event loop, where handing the decision to a thread and back would cost
-more than the decision (and the threads' turns at Python's lock delay every request).
-World class searches 2 ply (up to 0.2 s) and always thinks in the thread pool."""
+"""The levels that decide at 0 ply (about a millisecond a decision in match play, the
+cube's at 1 ply included): without worker processes they think on the event loop,
+where handing the decision to a thread and back would cost more than the decision
+(and the threads' turns at Python's lock delay every request). World class searches
+2 ply (up to 0.2 s) and thinks in the thread pool."""
 
 CHANNEL = "nard:tables"
 """The Redis channel on which server processes announce committed changes."""
@@ -176,7 +182,7 @@ class Watcher:
         self.offer(None)
 
     def _put(self, text: str | None) -> None:
-        if text is None or (self.closed_because is not None and text is not None):
+        if text is None or self.closed_because is not None:
             self._close_now()
             return
         try:
@@ -244,8 +250,6 @@ class TableService:
         self._pool = ThreadPoolExecutor(engine_workers, thread_name_prefix="nard-engine")
         self._thinkers = ThinkerPool(engine_processes) if engine_processes > 0 else None
         self._queued = 0  # decisions waiting for or in the pool (changed on the event loop)
-        self._engines: dict[Level, Engine] = {}
-        self._engines_lock = threading.Lock()
         self._live: dict[str, AnyTable] = {}
         self._used: dict[str, float] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -325,12 +329,7 @@ class TableService:
     # -- engines -------------------------------------------------------------
     def engine(self, level: Level) -> Engine:
         """One engine per level, sharing one network (loaded on first use)."""
-        with self._engines_lock:
-            if level not in self._engines:
-                shared = next(iter(self._engines.values()), None)
-                evaluator = shared.evaluator if shared else None
-                self._engines[level] = Engine(level, evaluator=evaluator)
-            return self._engines[level]
+        return engine_for(level)
 
     async def _think(self, function: Callable[..., T], *args: Any, inline: bool = False) -> T:
         """``function(*args)`` in the engine's thread pool, counted in the queue size;
@@ -846,11 +845,12 @@ class TableService:
         seat = next(w for w in table.waiting_for() if table.seats[w].is_computer)
         level = table.seats[seat].level
         assert level is not None
-        engine = self.engine(level)
         started = time.perf_counter()
         inline = level in INLINE_LEVELS
         if isinstance(table, ChouetteTable):
-            answer = await self._think(chouette_computer, engine, table, seat, inline=inline)
+            answer = await self._think(
+                chouette_computer, self.engine(level), table, seat, inline=inline
+            )
             self.metrics.think_seconds.observe(time.perf_counter() - started)
             return table.act(seat, answer)
         game = table.game
@@ -867,7 +867,7 @@ class TableService:
         else:
             command = await self._think(
                 computer_command,
-                engine,
+                self.engine(level),
                 game,
                 table.match_length,
                 table.games.score,
@@ -893,7 +893,7 @@ class TableService:
                 table.replay([(a.seat, a.command) for a in newer])
                 if table.status == "waiting" or table.status == "seeding":
                     row = self.storage.table_row(table_id)
-                    table.seed_deadline = _aware(row.seed_deadline) if row else None
+                    table.seed_deadline = aware(row.seed_deadline) if row else None
             except Exception:  # a copy that cannot follow is rebuilt from scratch
                 log.warning("table %s rebuilt after a failed catch-up", table_id, exc_info=True)
                 table = None
@@ -1143,12 +1143,6 @@ class TableService:
                     log.warning("polling the database failed", exc_info=True)
 
 
-def _aware(moment: datetime | None) -> datetime | None:
-    if moment is not None and moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment
-
-
 def _new_client_seed(entries: Entries, table: AnyTable) -> str | None:
     """The client seed, when ``entries`` completed the table's contributions."""
     if table.fair_dice is None or not any(e[1].get("action") == "seed" for e in entries):
@@ -1157,8 +1151,6 @@ def _new_client_seed(entries: Entries, table: AnyTable) -> str | None:
 
 
 def _check_contribution(text: str) -> None:
-    from nard.match.dice import check_contribution
-
     try:
         check_contribution(text)
     except InvalidFairDiceError as exc:
@@ -1213,7 +1205,7 @@ def _rebuild(stored: StoredTable) -> AnyTable:
         table = LiveTable(row.id, rules, initial, server_seed, client_seed=client_seed)
     table.invite_token = row.invite_token
     table.public = bool(row.public)
-    table.seed_deadline = _aware(row.seed_deadline)
+    table.seed_deadline = aware(row.seed_deadline)
     table.replay([(a.seat, a.command) for a in stored.actions])
     if not contributions:
         table.seats = seats  # seats taken before the log held them

@@ -55,6 +55,7 @@ __all__ = [
     "StoredAction",
     "StoredTable",
     "UsernameTakenError",
+    "aware",
 ]
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -101,8 +102,8 @@ def _hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _aware(moment: datetime | None) -> datetime | None:
-    """SQLite gives naive datetimes back: they are UTC."""
+def aware(moment: datetime | None) -> datetime | None:
+    """A stored time as an aware datetime: SQLite gives naive ones back, and they are UTC."""
     if moment is not None and moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
     return moment
@@ -587,11 +588,10 @@ class _RawStatements:
         return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
 
     def moment(self, value: Any) -> datetime:
-        """A stored time back as an aware UTC datetime."""
-        if isinstance(value, str):
-            value = datetime.fromisoformat(value)
-        assert isinstance(value, datetime)
-        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        """A stored time back as an aware UTC datetime (SQLite's comes as text)."""
+        found = aware(datetime.fromisoformat(value) if isinstance(value, str) else value)
+        assert found is not None
+        return found
 
     @contextmanager
     def _cursor(self, write: bool) -> Iterator[Any]:

@@ -34,18 +34,32 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from nard.computer import DecisionSnapshot, computer_command
 from nard.engine import Engine, Level
 
-__all__ = ["ThinkerPool", "decide"]
+__all__ = ["ThinkerPool", "decide", "engine_for"]
 
 log = logging.getLogger("nard.server")
 
 _ENGINES: dict[Level, Engine] = {}
-"""A worker's engines, one per level, sharing the first one's network."""
+"""This process's engines, one per level, sharing the first one's network."""
+_ENGINES_LOCK = threading.Lock()
+
+
+def engine_for(level: Level) -> Engine:
+    """This process's engine at ``level`` (the network loaded on first use, once, and
+    shared by the levels), for a worker and for the server's own thinking and hints."""
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(level)
+        if engine is None:
+            shared = next(iter(_ENGINES.values()), None)
+            engine = _ENGINES[level] = Engine(level, evaluator=shared.evaluator if shared else None)
+        return engine
+
 
 Request = tuple[int, str, DecisionSnapshot, int, tuple[int, int]]
 
@@ -54,12 +68,7 @@ def decide(
     level: str, snapshot: DecisionSnapshot, match_length: int, score: tuple[int, int]
 ) -> dict[str, Any]:
     """The command (its JSON) the computer at ``level`` gives for ``snapshot``."""
-    which = Level(level)
-    engine = _ENGINES.get(which)
-    if engine is None:
-        shared = next(iter(_ENGINES.values()), None)
-        engine = _ENGINES[which] = Engine(which, evaluator=shared.evaluator if shared else None)
-    return computer_command(engine, snapshot, match_length, score).to_json()
+    return computer_command(engine_for(Level(level)), snapshot, match_length, score).to_json()
 
 
 def _bind_to_parent(parent: int) -> None:
@@ -72,7 +81,6 @@ def _bind_to_parent(parent: int) -> None:
     for the moment before that took effect and for other systems.
     """
     import signal
-    import threading
     import time
 
     if sys.platform.startswith("linux"):
