@@ -258,6 +258,12 @@ def test_screenshots_of_the_board_keep_their_layout(
     assert phrase in page.inner_text("#nav")
     page.fill("input[name=match_length]", "3")
     page.click("#start")
+    # The contribution's card fits the screen (on a phone its unbroken commitment
+    # and its field once pushed the button off the side).
+    page.wait_for_selector("#contribute")
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1
+    button = page.locator("#contribute").bounding_box()
+    assert button is not None and button["x"] >= 0 and button["x"] + button["width"] <= width
     contribute(page)
     page.wait_for_selector("#board .checker")
     shot = page.screenshot(path=str(tmp_path / f"board-{locale}-{width}.png"), full_page=True)
