@@ -21,7 +21,11 @@ __all__ = ["JsonFormatter", "configure_logging", "request_id"]
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 """The id of the request being served (set by the app's middleware)."""
 
-_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
+    "message",
+    "asctime",
+    "color_message",  # uvicorn's copy of the message with terminal colours
+}
 
 
 class JsonFormatter(logging.Formatter):
