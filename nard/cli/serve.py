@@ -40,6 +40,7 @@ def cmd_serve(options: dict[str, Any]) -> int:
 
     from nard.server import Settings, create_app
     from nard.server.logs import configure_logging
+    from nard.server.thinking import settle_memory
 
     try:
         settings = Settings.from_env(**{k: v for k, v in options.items() if v is not None})
@@ -56,6 +57,7 @@ def cmd_serve(options: dict[str, Any]) -> int:
         raise NardError(str(exc)) from None
     where = _shown(settings.database_url)
     print(f"nard: serving at http://{settings.host}:{settings.port} (database {where})", flush=True)
+    settle_memory()  # after start-up: what is loaded now lives as long as the process
     uvicorn.run(
         app,
         host=settings.host,

@@ -28,7 +28,7 @@ def point_name(point: int) -> str:
     return "bar" if point == 25 else "off" if point == 0 else str(point)
 
 
-def format_moves(moves: Sequence[Move]) -> str:
+def format_moves(moves: Sequence[Move] | Sequence[tuple[int, int, bool]]) -> str:
     """Write a sequence of single-die moves the way gnubg does.
 
     >>> from nard.core.position import Move
@@ -38,26 +38,38 @@ def format_moves(moves: Sequence[Move]) -> str:
     # As gnubg does: the first arrival (in the order below) on a point where a
     # blot was hit carries the ``*``; an intermediate point is shown only when
     # it carries one; chains through the same points are grouped as the first.
-    hit_points = {m.to_point for m in moves if m.hit}
+    # Moves are read by index (from, to, hit): a Move or a plain tuple.
+    hit_points = {m[1] for m in moves if m[2]}
     chains: list[list[tuple[int, bool]]] = []  # [(point, hit on arrival)], first = start
-    for m in sorted(moves, key=lambda m: (-m.from_point, -m.to_point)):
-        arrival = (m.to_point, m.to_point in hit_points)
-        hit_points.discard(m.to_point)
+    for m in sorted(moves, key=_descending):
+        arrival = (m[1], m[1] in hit_points)
+        hit_points.discard(m[1])
         for chain in chains:
-            if chain[-1][0] == m.from_point:
+            if chain[-1][0] == m[0]:
                 chain.append(arrival)
                 break
         else:
-            chains.append([(m.from_point, False), arrival])
+            chains.append([(m[0], False), arrival])
     texts: dict[tuple[int, ...], list[str]] = {}
     for chain in chains:
-        text = point_name(chain[0][0])
-        for i, (point, hit) in enumerate(chain[1:], start=1):
-            if hit or i == len(chain) - 1:
-                text += "/" + point_name(point) + ("*" if hit else "")
-        texts.setdefault(tuple(p for p, _ in chain), []).append(text)
+        text = _NAMES[chain[0][0]]
+        last = len(chain) - 1
+        for i in range(1, last + 1):
+            point, hit = chain[i]
+            if hit:
+                text += "/" + _NAMES[point] + "*"
+            elif i == last:
+                text += "/" + _NAMES[point]
+        texts.setdefault(tuple([p for p, _ in chain]), []).append(text)
     out = [same[0] if len(same) == 1 else f"{same[0]}({len(same)})" for same in texts.values()]
     return " ".join(out)
+
+
+def _descending(move: tuple[int, int, bool]) -> tuple[int, int]:
+    return (-move[0], -move[1])
+
+
+_NAMES = tuple(point_name(p) for p in range(26))
 
 
 _TOKEN = re.compile(r"(?P<chain>[^()]+?)(?:\((?P<count>\d)\))?")

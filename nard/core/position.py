@@ -273,9 +273,7 @@ class Position(tuple[int, ...]):
         >>> pos.format_play(pos.parse_play("13/7 13/7 24/18 24/18"))
         '24/18(2) 13/7(2)'
         """
-        from nard.core.play_text import format_moves
-
-        return format_moves(play.moves)
+        return _format_moves(play[2])
 
     # -- dunder -----------------------------------------------------------
     def __repr__(self) -> str:
@@ -285,6 +283,14 @@ class Position(tuple[int, ...]):
         from nard.core.diagram import draw
 
         return draw(self)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _format_moves(moves: tuple[tuple[int, int, bool], ...]) -> str:
+    """A play's text by its raw moves: the same few thousand recur across games."""
+    from nard.core.play_text import format_moves
+
+    return format_moves(moves)
 
 
 STARTING = Position()

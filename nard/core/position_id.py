@@ -27,22 +27,28 @@ STARTING_BOARD: tuple[int, ...] = (
 _ID_CHARS = re.compile(r"[A-Za-z0-9+/]{14}")
 
 
-def _side_counts(board: tuple[int, ...]) -> tuple[list[int], list[int]]:
-    """(opponent, on roll): 25 counts each, own points 1-24 then the bar."""
-    on_roll = [max(board[p], 0) for p in range(1, 25)] + [board[25]]
-    opponent = [max(-board[25 - q], 0) for q in range(1, 25)] + [-board[0]]
-    return opponent, on_roll
+_ONES = tuple((1 << n) - 1 for n in range(16))  # n checkers on a point: n 1-bits
 
 
 def board_to_position_id(board: tuple[int, ...]) -> str:
     """The Position ID of a board seen from the side on roll."""
+    ones = _ONES
     key = 0
     bit = 0
-    for side in _side_counts(board):
-        for count in side:
-            key |= ((1 << count) - 1) << bit
-            bit += count + 1
-    return base64.b64encode(key.to_bytes(10, "little")).decode("ascii")[:14]
+    for count in board[24:0:-1]:  # the opponent's points 1-24, from its side
+        if count < 0:
+            key |= ones[-count] << bit
+            bit -= count
+        bit += 1
+    key |= ones[-board[0]] << bit  # the opponent's bar
+    bit += 1 - board[0]
+    for count in board[1:25]:  # the side on roll's points 1-24
+        if count > 0:
+            key |= ones[count] << bit
+            bit += count
+        bit += 1
+    key |= ones[board[25]] << bit  # its bar
+    return base64.b64encode(key.to_bytes(10, "little"))[:14].decode("ascii")
 
 
 def board_from_position_id(position_id: str) -> tuple[int, ...]:

@@ -35,6 +35,7 @@ from importlib import resources
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
+import orjson
 from argon2 import PasswordHasher
 from fastapi import Depends, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
@@ -604,7 +605,7 @@ def create_app(
     # -- tables --------------------------------------------------------------------
     def table_response(table: AnyTable, player: PlayerRow | None, status: int = 200) -> Response:
         return Response(
-            json.dumps(service.render(table, player), separators=(",", ":")),
+            orjson.dumps(service.render(table, player)),
             status_code=status,
             media_type="application/json",
         )
@@ -810,7 +811,7 @@ def create_app(
             service.watch(table.id, watcher)
             sender = asyncio.get_running_loop().create_task(_pump(socket, watcher))
             try:
-                watcher.offer(json.dumps({"type": "table", "table": service.render(table, player)}))
+                watcher.offer(service.state_text(table, player))
                 while not sender.done():
                     try:
                         message = await asyncio.wait_for(

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import functools
 import logging
 import secrets
 import time
@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+import orjson
 from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -248,6 +249,15 @@ class TableService:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._server_seeds = server_seeds or (lambda: secrets.token_bytes(SEED_BYTES))
         self._pool = ThreadPoolExecutor(engine_workers, thread_name_prefix="nard-engine")
+        # A commit to a database server waits on the network and the server's disk;
+        # in a thread, the event loop serves other tables meanwhile (a table's own
+        # changes stay in order under its lock). SQLite's commit is quicker than the
+        # hand-over to a thread, so it stays on the loop.
+        self._writers = (
+            None
+            if storage.dialect == "sqlite"
+            else ThreadPoolExecutor(4, thread_name_prefix="nard-commit")
+        )
         self._thinkers = ThinkerPool(engine_processes) if engine_processes > 0 else None
         self._queued = 0  # decisions waiting for or in the pool (changed on the event loop)
         self._live: dict[str, AnyTable] = {}
@@ -267,6 +277,8 @@ class TableService:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._writers is not None:
+            self._writers.shutdown(wait=True)
         if self._thinkers is not None:
             self._thinkers.close()
 
@@ -703,7 +715,7 @@ class TableService:
                     return table
                 lease = self._next_lease(table)
                 try:
-                    self.storage.commit(
+                    await self._commit(
                         table_id,
                         before,
                         change.entries,
@@ -783,6 +795,15 @@ class TableService:
             return False
         return any(table.seats[w].is_computer for w in table.waiting_for())
 
+    async def _commit(self, table_id: str, first_seq: int, entries: Entries, **kw: Any) -> None:
+        """``Storage.commit``, in a writer thread for a database server (the caller holds
+        the table's lock, so nothing reads the table before the commit is decided)."""
+        if self._writers is None:
+            self.storage.commit(table_id, first_seq, entries, **kw)
+            return
+        call = functools.partial(self.storage.commit, table_id, first_seq, entries, **kw)
+        await asyncio.get_running_loop().run_in_executor(self._writers, call)
+
     async def _computer_turns(self, table_id: str) -> AnyTable | None:
         """Let computer seats act while the table waits for one of them, in this process
         if it holds (or can take) the table's lease; the table after, or None when
@@ -831,7 +852,7 @@ class TableService:
                     self.storage.release_lease(table_id, self.origin)
                     return
                 try:
-                    self.storage.commit(table_id, before, entries, status=table.status)
+                    await self._commit(table_id, before, entries, status=table.status)
                 except ConflictError:
                     self._drop(table_id)
                     self.metrics.conflicts.inc()
@@ -1010,16 +1031,15 @@ class TableService:
                 continue
             text = texts.get(seat)
             if text is None:
-                text = texts[seat] = self._state_text(table, watcher.player)
+                text = texts[seat] = self.state_text(table, watcher.player)
             self._offer(watcher, text)
         if spectators:
-            self._spectator_text[table.id] = (self._state_text(table, None), spectators)
+            self._spectator_text[table.id] = (self.state_text(table, None), spectators)
             self._schedule_spectators(table.id)
 
-    def _state_text(self, table: AnyTable, player: PlayerRow | None) -> str:
-        return json.dumps(
-            {"type": "table", "table": self.render(table, player)}, separators=(",", ":")
-        )
+    def state_text(self, table: AnyTable, player: PlayerRow | None) -> str:
+        """The table as a socket message to ``player`` (``None``: a spectator)."""
+        return orjson.dumps({"type": "table", "table": self.render(table, player)}).decode()
 
     def _offer(self, watcher: Watcher, text: str) -> None:
         if watcher.on_overflow is None:

@@ -574,6 +574,17 @@ class _RawStatements:
             "INSERT INTO table_actions (table_id, seq, seat, command, created_at) "
             f"VALUES ({p}, {p}, {p}, {p}, {p})"
         )
+        # On PostgreSQL the compare-and-set and the inserts are one statement, sent
+        # in autocommit: one round trip a change, where three statements and a
+        # COMMIT took four (0.49 against 0.8 ms a change, half the client's CPU).
+        self.update_and_insert = (
+            "WITH moved AS (UPDATE tables SET action_count = %s, status = %s, "
+            "finished_at = %s, lease_owner = %s, lease_until = %s "
+            "WHERE id = %s AND action_count = %s RETURNING id) "
+            "INSERT INTO table_actions (table_id, seq, seat, command, created_at) "
+            "SELECT moved.id, e.seq, e.seat, e.command::json, %s FROM moved, "
+            "unnest(%s::int[], %s::int[], %s::text[]) AS e(seq, seat, command)"
+        )
         self.state = f"SELECT action_count, status FROM tables WHERE id = {p}"
         self.session_sql = (
             "SELECT p.id, p.username, p.username_key, p.display_name, p.password_hash, "
@@ -622,6 +633,8 @@ class _RawStatements:
         """The compare-and-set and the actions in one transaction; False (nothing
         written) when the table is no longer at ``first_seq``."""
         written = self.stored(now)
+        if entries and not self.sqlite:
+            return self._commit_in_one(table_id, first_seq, entries, status, lease, written)
         try:
             with self._cursor(write=True) as cursor:
                 cursor.execute(
@@ -653,6 +666,47 @@ class _RawStatements:
                 return False
             raise
         return True
+
+    def _commit_in_one(
+        self,
+        table_id: str,
+        first_seq: int,
+        entries: Sequence[tuple[int, dict[str, Any]]],
+        status: str,
+        lease: Lease | None,
+        written: Any,
+    ) -> bool:
+        """:meth:`commit` on PostgreSQL: one statement, its own transaction."""
+        parameters = (
+            first_seq + len(entries),
+            status,
+            written if status == "finished" else None,
+            lease.owner if lease else None,
+            lease.until if lease else None,
+            table_id,
+            first_seq,
+            written,
+            list(range(first_seq, first_seq + len(entries))),
+            [seat for seat, _ in entries],
+            [json.dumps(cmd) for _, cmd in entries],
+        )
+        connection = self.engine.raw_connection()
+        try:
+            driver = connection.driver_connection
+            assert driver is not None
+            driver.autocommit = True
+            with driver.cursor() as cursor:
+                cursor.execute(self.update_and_insert, parameters)
+                inserted = cursor.rowcount
+            driver.autocommit = False
+        except Exception as exc:
+            connection.invalidate()  # in autocommit, or broken: never reused
+            if _is_integrity_error(exc):
+                return False
+            raise
+        finally:
+            connection.close()
+        return bool(inserted == len(entries))
 
     def table_state(self, table_id: str) -> tuple[int, str] | None:
         with self._cursor(write=False) as cursor:

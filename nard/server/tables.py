@@ -646,7 +646,7 @@ def game_view(game: Game, show_plays: bool, legal_actions: Sequence[str]) -> dic
             plays.append(
                 {
                     "play": position.format_play(play),
-                    "moves": [[m[0], m[1]] for m in play.moves],
+                    "moves": [[m[0], m[1]] for m in play[2]],
                     "result": after.position_id(),
                     "board": list(after),
                 }
@@ -684,8 +684,12 @@ def game_view(game: Game, show_plays: bool, legal_actions: Sequence[str]) -> dic
 
 def _action_text(action: Action) -> dict[str, Any]:
     out: dict[str, Any] = {"seat": action.player, "kind": action.kind.value}
-    for field in ("dice", "play", "cube", "resign"):
-        value = getattr(action, field)
-        if value is not None:
-            out[field] = list(value) if field == "dice" else value
+    if action.dice is not None:
+        out["dice"] = list(action.dice)
+    if action.play is not None:
+        out["play"] = action.play
+    if action.cube is not None:
+        out["cube"] = action.cube
+    if action.resign is not None:
+        out["resign"] = action.resign
     return out
