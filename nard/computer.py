@@ -29,7 +29,7 @@ from nard.engine.cube import CubeContext
 from nard.match.commands import Command
 from nard.match.game import Decision, Game, GameAction, GameOptions
 
-__all__ = ["DecisionSnapshot", "computer_command", "cube_context"]
+__all__ = ["DecisionSnapshot", "computer_command", "cube_context", "forced_command"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,34 @@ def cube_context(
     )
 
 
+def forced_command(game: Game | DecisionSnapshot) -> Command | None:
+    """The command when the decision leaves no choice, whoever makes it: the opening
+    roll, a roll when doubling is not allowed, the only legal play; else ``None``.
+
+    A server answers these at once, without asking the engine's processes.
+
+    >>> from nard.match import FixedDice
+    >>> game = Game(dice=FixedDice([(3, 1)]))
+    >>> forced_command(game).action.value
+    'opening roll'
+    >>> game.opening_roll()
+    >>> forced_command(game) is None  # 3-1 can be played many ways
+    True
+    """
+    decision = game.decision
+    if decision is Decision.OPENING_ROLL:
+        return Command(GameAction.OPENING_ROLL)
+    if decision in (Decision.ROLL, Decision.RACCOON_OR_ROLL):
+        if GameAction.DOUBLE not in game.legal_actions():
+            return Command(GameAction.ROLL)
+        return None
+    if decision is Decision.PLAY and game.dice is not None:
+        plays = game.position.legal_plays(game.dice)
+        if len(plays) == 1:
+            return Command(GameAction.PLAY, play=game.position.format_play(plays[0]))
+    return None
+
+
 def computer_command(
     computer: Player,
     game: Game | DecisionSnapshot,
@@ -107,11 +135,12 @@ def computer_command(
     """
     if isinstance(game, Game):
         game = DecisionSnapshot.of(game)
+    forced = forced_command(game)
+    if forced is not None:
+        return forced
     decision = game.decision
     legal = game.legal_actions()
     engine = computer if isinstance(computer, Engine) else None
-    if decision is Decision.OPENING_ROLL:
-        return Command(GameAction.OPENING_ROLL)
     if decision in (Decision.ROLL, Decision.RACCOON_OR_ROLL):
         if (
             engine is not None

@@ -43,6 +43,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketState
 
@@ -171,6 +172,9 @@ class _Frontdoor:
         # Request ids: this process's prefix and a counter (unique, and cheap).
         self.prefix = secrets.token_hex(4)
         self.counter = itertools.count(1)
+        # The metrics' children by (route template, method, status): labels() looks
+        # them up by their text each time. Templates are the app's own, so few.
+        self._counters: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
     @staticmethod
     async def _too_large(scope: Scope, receive: Receive, send: Send) -> None:
@@ -245,21 +249,30 @@ class _Frontdoor:
             elapsed = time.perf_counter() - started
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
-            self.metrics.requests.labels(template, scope.get("method", ""), str(status)).inc()
-            self.metrics.request_seconds.labels(template).observe(elapsed)
-            log.info(
-                "%s %s %s",
-                scope.get("method"),
-                path,
-                status,
-                extra={
-                    "method": scope.get("method"),
-                    "path": path,
-                    "status": status,
-                    "ms": round(elapsed * 1000, 2),
-                    "client": _client_address(scope, self.trust_proxy),
-                },
-            )
+            method = scope.get("method", "")
+            key = (template, method, status)
+            counted = self._counters.get(key)
+            if counted is None:
+                counted = self._counters[key] = (
+                    self.metrics.requests.labels(template, method, str(status)),
+                    self.metrics.request_seconds.labels(template),
+                )
+            counted[0].inc()
+            counted[1].observe(elapsed)
+            if log.isEnabledFor(logging.INFO):
+                log.info(
+                    "%s %s %s",
+                    method,
+                    path,
+                    status,
+                    extra={
+                        "method": method,
+                        "path": path,
+                        "status": status,
+                        "ms": round(elapsed * 1000, 2),
+                        "client": _client_address(scope, self.trust_proxy),
+                    },
+                )
             request_id.reset(token)
 
 
@@ -735,6 +748,25 @@ def create_app(
         data = body.model_dump(exclude={"seq"}, exclude_none=True)
         table = await service.act(_check_id(table_id), player, data, body.seq)
         return table_response(table, player)
+
+    async def act_lean(request: Request) -> Response:
+        """:func:`act` as served: the same checks in the same order (session, origin,
+        CSRF, then the body against :class:`ActionRequest`) and the same errors,
+        without FastAPI's per-request work (solving the dependencies, reading the
+        body twice over), which was a third of an action's time on the event loop.
+        ``act`` stays the route the OpenAPI document describes."""
+        request.scope["route"] = lean  # named in the metrics and logs by its template
+        who = await _changing(request, await _auth(request))
+        try:
+            body = ActionRequest.model_validate_json(await request.body() or b"null")
+        except ValidationError as exc:
+            raise RequestValidationError(
+                [{**error, "loc": ("body", *error["loc"])} for error in exc.errors()]
+            ) from None
+        return await act(request.path_params["table_id"], body, who)
+
+    lean = Route("/api/tables/{table_id}/actions", act_lean, methods=["POST"])
+    app.router.routes.insert(0, lean)
 
     @app.post(
         "/api/tables/{table_id}/next-game",

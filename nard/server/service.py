@@ -55,7 +55,7 @@ from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from nard.computer import DecisionSnapshot, computer_command, cube_context
+from nard.computer import DecisionSnapshot, computer_command, cube_context, forced_command
 from nard.core import NardError
 from nard.engine import Engine, Level
 from nard.match.commands import Command, InvalidCommandError
@@ -876,6 +876,9 @@ class TableService:
             return table.act(seat, answer)
         game = table.game
         assert game is not None
+        forced = forced_command(game)
+        if forced is not None:  # no choice to think about: no trip to the engine
+            return table.act(seat, forced)
         if self._thinkers is not None:
             self._queued += 1
             try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -173,6 +174,7 @@ class Storage:
             connection.execute(text("SELECT 1"))
 
     def close(self) -> None:
+        self._raw.close()
         self.engine.dispose()
 
     @contextmanager
@@ -586,11 +588,18 @@ class _RawStatements:
             "unnest(%s::int[], %s::int[], %s::text[]) AS e(seq, seat, command)"
         )
         self.state = f"SELECT action_count, status FROM tables WHERE id = {p}"
+        self._kept: tuple[int, Any] | None = None
         self.session_sql = (
             "SELECT p.id, p.username, p.username_key, p.display_name, p.password_hash, "
             "p.created_at, s.csrf_token, s.created_at FROM auth_sessions s "
             f"JOIN players p ON p.id = s.player_id WHERE s.token_hash = {p}"
         )
+
+    def close(self) -> None:
+        """Give the kept connection back (before the engine is disposed)."""
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            kept[1].close()
 
     def stored(self, moment: datetime | None) -> Any:
         """A time as SQLAlchemy stores it: SQLite's text (UTC, no zone), else as is."""
@@ -606,6 +615,26 @@ class _RawStatements:
 
     @contextmanager
     def _cursor(self, write: bool) -> Iterator[Any]:
+        if self.sqlite:
+            # One connection kept for the thread that sends most statements (the
+            # event loop's): a checkout from the pool and its return cost more
+            # than a SQLite commit. Other threads take theirs from the pool.
+            if self._kept is None:
+                self._kept = (threading.get_ident(), self.engine.raw_connection())
+            if self._kept[0] == threading.get_ident():
+                connection = self._kept[1]
+                try:
+                    cursor = connection.cursor()
+                    try:
+                        yield cursor
+                    finally:
+                        cursor.close()
+                    if write:
+                        connection.commit()
+                except BaseException:
+                    connection.rollback()
+                    raise
+                return
         connection = self.engine.raw_connection()
         try:
             cursor = connection.cursor()

@@ -303,3 +303,37 @@ def test_bad_frames_get_an_error_and_the_socket_stays(
             still_usable(socket)
     assert client.get(f"/api/tables/{table['id']}").json()["seq"] == table["seq"]
     no_tracebacks(caplog)
+
+
+def test_the_action_route_checks_as_the_documented_one(
+    app_client: tuple[TestClient, Storage], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Actions are served by a lean route (no FastAPI dependency solving), which must
+    check what the documented route does, in the same order: the session, the
+    origin and the CSRF token before the body, then the body against the schema."""
+    client, _ = app_client
+    headers = guest(client)
+    table = new_table(client, headers, match_length=3)
+    url = f"/api/tables/{table['id']}/actions"
+    bad_bodies = [b"", b"not json", b"[]", b'"roll"', b"{}", b'{"action": "roll", "x": 1}']
+    for raw in bad_bodies:
+        response = client.post(url, content=raw, headers={**JSON, **headers})
+        assert refusal(response) == (422, "invalid_request"), raw
+    # Who sends it is checked first, whatever the body.
+    no_csrf = {k: v for k, v in headers.items() if k.lower() != "x-csrf-token"}
+    assert refusal(client.post(url, content=b"[]", headers={**JSON, **no_csrf})) == (
+        403,
+        "csrf",
+    )
+    foreign = {**JSON, **headers, "Origin": "https://elsewhere.example"}
+    assert refusal(client.post(url, json={"action": "roll"}, headers=foreign)) == (
+        403,
+        "cross_origin",
+    )
+    assert refusal(client.post(url + "x", json={"action": "roll"}, headers=headers))[0] == 404
+    client.cookies.clear()
+    assert refusal(client.post(url, content=b"[]", headers=JSON)) == (401, "not_signed_in")
+    # The documented route is still the one the OpenAPI document describes.
+    operation = client.get("/openapi.json").json()["paths"]["/api/tables/{table_id}/actions"]
+    assert set(operation["post"]["responses"]) >= {"200", "401", "403", "404", "409", "422"}
+    no_tracebacks(caplog)

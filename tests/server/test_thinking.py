@@ -187,3 +187,37 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def test_a_forced_decision_is_what_the_engine_would_decide() -> None:
+    """The server answers the opening roll, a roll where doubling is not allowed and the
+    only legal play itself, without the engine; in games played out, each such answer
+    is the engine's, and the others are left to it."""
+    from nard.computer import forced_command
+    from nard.engine import Engine
+    from nard.match import Game, SeededDice
+    from nard.match.commands import perform
+    from nard.match.game import Decision, GameOptions
+
+    engine = Engine("expert")
+    forced_kinds: set[str] = set()
+    left = 0
+    for seed in range(12):
+        game = Game(GameOptions(crawford=False), dice=SeededDice(seed))
+        while not game.is_over:
+            forced = forced_command(game)
+            chosen = computer_command(engine, game, 0, (0, 0))
+            if forced is not None:
+                assert forced == chosen, (seed, game.position.position_id(), game.dice)
+                forced_kinds.add(game.decision.value)
+            else:
+                left += 1
+                assert game.decision in (
+                    Decision.ROLL,
+                    Decision.PLAY,
+                    Decision.TAKE_OR_PASS,
+                    Decision.ACCEPT_OR_BEAVER,
+                )
+            perform(game, chosen)
+    assert {"opening roll", "roll", "play"} <= forced_kinds
+    assert left > 100
