@@ -71,6 +71,7 @@ def cmd_serve(options: dict[str, Any]) -> int:
         timeout_keep_alive=5,
         timeout_graceful_shutdown=int(settings.shutdown_grace),
         proxy_headers=settings.trust_proxy,
+        server_header=False,  # no product and version for scanners to match
     )
     return 0
 

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import secrets
 import time
@@ -249,15 +248,6 @@ class TableService:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._server_seeds = server_seeds or (lambda: secrets.token_bytes(SEED_BYTES))
         self._pool = ThreadPoolExecutor(engine_workers, thread_name_prefix="nard-engine")
-        # A commit to a database server waits on the network and the server's disk;
-        # in a thread, the event loop serves other tables meanwhile (a table's own
-        # changes stay in order under its lock). SQLite's commit is quicker than the
-        # hand-over to a thread, so it stays on the loop.
-        self._writers = (
-            None
-            if storage.dialect == "sqlite"
-            else ThreadPoolExecutor(4, thread_name_prefix="nard-commit")
-        )
         self._thinkers = ThinkerPool(engine_processes) if engine_processes > 0 else None
         self._queued = 0  # decisions waiting for or in the pool (changed on the event loop)
         self._live: dict[str, AnyTable] = {}
@@ -277,8 +267,6 @@ class TableService:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
-        if self._writers is not None:
-            self._writers.shutdown(wait=True)
         if self._thinkers is not None:
             self._thinkers.close()
 
@@ -796,13 +784,17 @@ class TableService:
         return any(table.seats[w].is_computer for w in table.waiting_for())
 
     async def _commit(self, table_id: str, first_seq: int, entries: Entries, **kw: Any) -> None:
-        """``Storage.commit``, in a writer thread for a database server (the caller holds
-        the table's lock, so nothing reads the table before the commit is decided)."""
-        if self._writers is None:
-            self.storage.commit(table_id, first_seq, entries, **kw)
-            return
-        call = functools.partial(self.storage.commit, table_id, first_seq, entries, **kw)
-        await asyncio.get_running_loop().run_in_executor(self._writers, call)
+        """``Storage.commit_async``. The caller holds the table's lock, so nothing reads
+        the table before the commit is decided; a commit cut short (the task
+        cancelled) may or may not have landed, so the table is reloaded when next
+        wanted."""
+        try:
+            await self.storage.commit_async(table_id, first_seq, entries, **kw)
+        except ConflictError:
+            raise
+        except BaseException:
+            self._drop(table_id)
+            raise
 
     async def _computer_turns(self, table_id: str) -> AnyTable | None:
         """Let computer seats act while the table waits for one of them, in this process

@@ -150,3 +150,38 @@ def test_sign_in_tokens_are_stored_hashed(storage: Storage) -> None:
     storage.end_auth_session(token)
     assert storage.auth_session(token) is None
     assert storage.auth_session("made up") is None
+
+
+def test_the_awaited_commit_appends_checks_and_survives_a_dropped_connection(
+    storage: Storage,
+) -> None:
+    """``commit_async`` (the server's path: on PostgreSQL one statement on the loop's
+    own connection) writes what ``commit`` writes, refuses a stale sequence number,
+    works again on a new event loop, and a kept connection the database dropped is
+    replaced without losing or doubling the change."""
+    import asyncio
+
+    from sqlalchemy import text
+
+    make_table(storage)
+    roll = (0, {"action": "roll"})
+    asyncio.run(storage.commit_async("t1", 0, [roll, (0, {"action": "play"})], status="playing"))
+    with pytest.raises(ConflictError):
+        asyncio.run(storage.commit_async("t1", 1, [roll], status="playing"))
+
+    async def twice() -> None:  # a new loop: new connections
+        await storage.commit_async("t1", 2, [roll], status="playing")
+        if storage.dialect == "postgresql":  # the server drops every other connection
+            with storage.engine.connect() as c:
+                c.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+                )
+        await storage.commit_async("t1", 3, [roll], status="finished")
+
+    asyncio.run(twice())
+    assert storage.table_state("t1") == (4, "finished")
+    assert [a.seq for a in storage.actions_since("t1", 0)] == [0, 1, 2, 3]
+    assert storage.actions_since("t1", 0)[1].command == {"action": "play"}
