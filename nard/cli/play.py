@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nard.computer import computer_command, cube_context
-from nard.core import NardError, Position
+from nard.core import NardError, Play, Position
 from nard.core.diagram import draw
 from nard.engine import Engine, Player
 from nard.engine.cube import CubeContext
@@ -372,14 +372,50 @@ class TerminalTable:
             except NardError as exc:
                 self.write(f"Not played: {exc}")
                 continue
+            outcome = self._confirm(game, play, dice, plays)
+            if outcome is None:
+                continue  # taken back: type another play
+            if outcome == "resigned":
+                return
+            game.play(outcome)
+            return
+
+    def _confirm(
+        self, game: Game, play: Play, dice: tuple[int, int], plays: Sequence[Play]
+    ) -> Play | str | None:
+        """Show ``play`` and ask for its confirmation: the play to make (perhaps another
+        one typed at this prompt), ``None`` when taken back, ``"resigned"`` when the
+        player offered to resign instead. Every other command works here too, and
+        nothing but Enter (or yes) confirms."""
+        while True:
             self._draw(
                 game, play.result.flip() if self._viewer(game) == game.on_roll else play.result
             )
-            if self._ask(game, "Enter to confirm or undo> ") == "undo":
-                self.write("Taken back.")
-                continue
-            game.play(play)
-            return
+            shown = game.position.format_play(play)
+            while True:
+                answer = self._ask(game, "Enter to confirm or undo> ")
+                if answer in ("", "y", "yes", "ok", "confirm"):
+                    return play
+                if answer in ("undo", "u", "n", "no"):
+                    self.write("Taken back.")
+                    return None
+                if answer == "resigned":
+                    return "resigned"
+                if answer == "hint":
+                    self._play_hint(game, dice)
+                elif answer == "moves":
+                    self.write(
+                        "Legal plays: " + ", ".join(game.position.format_play(p) for p in plays)
+                    )
+                elif answer in _WORDS:
+                    self.write(f"Enter confirms {shown}; undo takes it back.")
+                else:
+                    try:
+                        play = game.position.parse_play(answer, dice)
+                    except NardError as exc:
+                        self.write(f"Still {shown}: {exc}")
+                        continue
+                    break  # another play typed here: show it and ask again
 
     def _answer_double(self, game: Game, seat: Seat) -> None:
         doubler = game.on_roll
@@ -481,6 +517,13 @@ _WORDS = frozenset(
         "moves",
         "accept",
         "reject",
+        "y",
+        "yes",
+        "ok",
+        "confirm",
+        "u",
+        "n",
+        "no",
     }
 )
 

@@ -320,3 +320,64 @@ def test_the_home_board_can_be_drawn_on_the_left() -> None:
     assert all(" +-1--2--3--4--5--6-+" in board for board in boards)
     with pytest.raises(ValueError, match="'up'"):
         TerminalTable(session, (Seat("A"), Seat("B")), input, print, home="up")
+
+
+def test_every_command_works_at_the_confirmation_prompt() -> None:
+    """Issue 28: at "Enter to confirm or undo" anything but undo used to confirm the
+    pending play (a corrected play or hint played the old one silently) and resign
+    ended the program with a traceback. Now a play typed there replaces the pending
+    one, hint and moves answer and ask again, a stray word is refused, and only
+    Enter confirms."""
+    answers: list[str] = []
+    shown: list[str] = []
+
+    def script(table: TerminalTable, prompt: str) -> str:
+        game = table.game
+        assert game is not None
+        if prompt.endswith("play> "):
+            plays = game.legal_plays()
+            if len(answers) >= 6:
+                raise EOFError  # one turn is enough
+            return game.position.format_play(plays[-1])
+        if prompt.endswith("confirm or undo> "):
+            plays = game.legal_plays()
+            step = ["hint", "moves", "roll", "24/1", game.position.format_play(plays[0]), ""]
+            answer = step[len(answers)]
+            answers.append(answer)
+            shown.append(game.position.position_id())
+            return answer
+        return _person(table, prompt)
+
+    session = Session(dice=SeededDice(11))
+    engine = Engine("expert", evaluator=FakeEvaluator(), seed=1)
+    table, log = _table(session, (Seat("Ann"), Seat("Bob")), script)
+    table.hints = engine
+    table.play()
+    game = session.games[0]
+    moves = [a for a in game.actions if a.kind is ActionKind.MOVE]
+    assert moves, "the play was never confirmed"
+    first = moves[0]
+    assert answers[-1] == "" and first.play == answers[4]  # the play typed at the prompt
+    assert any(line.startswith("Legal plays: ") for line in log)
+    assert any(line.startswith("Enter confirms ") for line in log)  # "roll" is no answer here
+    assert any(line.startswith("Still ") for line in log)  # '24/1' is not legal
+
+
+def test_resigning_at_the_confirmation_prompt_is_an_offer_not_a_crash() -> None:
+    def script(table: TerminalTable, prompt: str) -> str:
+        game = table.game
+        assert game is not None
+        if prompt.endswith("confirm or undo> "):
+            return "resign"
+        if prompt.endswith("accept or reject> "):
+            return "accept"
+        return _person(table, prompt)
+
+    session = Session(dice=SeededDice(3))
+    table, log = _table(session, (Seat("Ann"), Seat("Bob")), script)
+    result = table.play()
+    assert result.quit_by is None and result.games == 1
+    game = session.games[0]
+    assert game.result is not None and game.result.kind is ResultKind.RESIGN
+    assert not any(a.kind is ActionKind.MOVE for a in game.actions[-2:])
+    assert any("offers to resign 1 x cube" in line for line in log)
