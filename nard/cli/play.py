@@ -166,6 +166,8 @@ class TerminalTable:
         except _Quit as stop:
             seat = int(str(stop))
             self.write(f"{self.seats[seat].name} stops here.")
+            if not isinstance(self.games, Match):
+                self.write(f"Session total: {self._session_total()}.")
             return TableResult(self.games.score, played, quit_by=seat)
         score = self.games.score
         if isinstance(self.games, Match):
@@ -175,7 +177,18 @@ class TerminalTable:
                 f"{self.seats[winner].name} wins the {self.match_length}-point match "
                 f"{max(score)}-{min(score)}."
             )
+        else:
+            games = f"{played} game{'s' if played != 1 else ''}"
+            self.write(f"Session over after {games}: {self._session_total()}.")
         return TableResult(score, played)
+
+    def _session_total(self) -> str:
+        """The points each side won in the money session, and who is ahead."""
+        (a, b), score = self.seats, self.games.score
+        net = score[0] - score[1]
+        points = f"{abs(net)} point{'s' if abs(net) != 1 else ''}"
+        lead = "even" if net == 0 else f"{(a if net > 0 else b).name} is up {points}"
+        return f"{a.name} won {score[0]}, {b.name} {score[1]}; {lead}"
 
     def _finished(self, played: int) -> bool:
         if isinstance(self.games, Match):
@@ -362,7 +375,7 @@ class TerminalTable:
                 self.write("Type a play (moves lists them, help explains).")
                 continue
             if text == "moves":
-                self.write("Legal plays: " + ", ".join(game.position.format_play(p) for p in plays))
+                self._list_plays(game, plays)
                 continue
             if text == "hint":
                 self._play_hint(game, dice)
@@ -379,6 +392,20 @@ class TerminalTable:
                 return
             game.play(outcome)
             return
+
+    def _list_plays(self, game: Game, plays: Sequence[Play], width: int = 78) -> None:
+        """The legal plays, lines broken between plays (never inside one)."""
+        texts = [game.position.format_play(p) for p in plays]
+        lines: list[str] = []
+        line = "Legal plays:"
+        for n, text in enumerate(texts):
+            item = f" {text}" + ("," if n < len(texts) - 1 else f" ({len(texts)})")
+            if len(line) + len(item) > width:
+                lines.append(line)
+                line = " "
+            line += item
+        lines.append(line)
+        self.write("\n".join(lines))
 
     def _confirm(
         self, game: Game, play: Play, dice: tuple[int, int], plays: Sequence[Play]
@@ -404,9 +431,7 @@ class TerminalTable:
                 if answer == "hint":
                     self._play_hint(game, dice)
                 elif answer == "moves":
-                    self.write(
-                        "Legal plays: " + ", ".join(game.position.format_play(p) for p in plays)
-                    )
+                    self._list_plays(game, plays)
                 elif answer in _WORDS:
                     self.write(f"Enter confirms {shown}; undo takes it back.")
                 else:

@@ -63,7 +63,8 @@ def test_money_games_against_a_player_reach_a_result() -> None:
         assert any(line.startswith("Not played: illegal play '24/1'") for line in log)
         assert any("Position ID:" in line for line in log)
         assert any(line.startswith("cube 1 in the centre; score Ann 0") for line in log)
-        assert log[-1].startswith(("Ann wins", "Computer wins"))
+        assert log[-2].startswith(("Ann wins", "Computer wins"))
+        assert log[-1].startswith("Session over after 1 game: Ann won ")
 
 
 def test_a_match_with_the_cube_against_the_engine() -> None:
@@ -171,7 +172,7 @@ def test_help_moves_board_hint_and_quit() -> None:
     assert "Legal plays: " in text
     assert "  1. " in text and "With the cube and score: " in text
     assert "Not played: " in text
-    assert log[-1] == "Ann stops here."
+    assert log[-2:] == ["Ann stops here.", "Session total: Ann won 0, Computer 0; even."]
 
 
 def test_end_of_input_stops() -> None:
@@ -216,6 +217,7 @@ def test_nard_play_a_26_point_match_against_the_computer(
     match equity table beyond 25 points (a traceback before it was extended)."""
     out: list[str] = []
     played = 0
+    seen = [0]  # lines of output read before the last "moves"
 
     def person(prompt: str) -> str:
         nonlocal played
@@ -223,9 +225,12 @@ def test_nard_play_a_26_point_match_against_the_computer(
         if prompt.endswith("play> "):
             if played >= 3:
                 return "quit"
-            if out[-1].startswith("Legal plays: "):
+            listed = [n for n, line in enumerate(out) if line.startswith("Legal plays: ")]
+            if listed and listed[-1] >= seen[0]:  # the list asked for last time
                 played += 1
-                return out[-1].removeprefix("Legal plays: ").split(", ")[0]
+                seen[0] = len(out)
+                return out[listed[-1]].removeprefix("Legal plays: ").split(",")[0]
+            seen[0] = len(out)
             return "moves"
         if prompt.endswith(("roll or double> ", "confirm or undo> ")):
             return ""
@@ -381,3 +386,32 @@ def test_resigning_at_the_confirmation_prompt_is_an_offer_not_a_crash() -> None:
     assert game.result is not None and game.result.kind is ResultKind.RESIGN
     assert not any(a.kind is ActionKind.MOVE for a in game.actions[-2:])
     assert any("offers to resign 1 x cube" in line for line in log)
+
+
+def test_the_legal_plays_break_between_plays_and_a_session_has_a_total() -> None:
+    """Issue 28: the ``moves`` list wrapped in the middle of a play, and a money
+    session ended without its total."""
+    asked: list[str] = []
+
+    def script(table: TerminalTable, prompt: str) -> str:
+        game = table.game
+        assert game is not None
+        if prompt.endswith("play> ") and len(game.legal_plays()) > 12 and not asked:
+            asked.append("moves")
+            return "moves"
+        return _person(table, prompt)
+
+    session = Session(dice=SeededDice(5))
+    table, log = _table(session, (Seat("Ann"), Seat("Computer", HeuristicPlayer())), script)
+    table.money_games = 2
+    result = table.play()
+    listing = next(line for line in log if line.startswith("Legal plays: "))
+    lines = listing.split("\n")
+    assert len(lines) > 1 and all(len(line) <= 78 for line in lines)
+    for line in lines:  # every line holds whole plays: "a/b c/d," ...
+        for text in line.removeprefix("Legal plays:").rstrip(",").split(","):
+            text = text.strip().split(" (")[0]
+            assert text and all(part.count("/") >= 1 for part in text.split()), line
+    a, b = result.score
+    ahead = "even" if a == b else f"{'Ann' if a > b else 'Computer'} is up {abs(a - b)} point"
+    assert log[-1].startswith(f"Session over after 2 games: Ann won {a}, Computer {b}; {ahead}")
