@@ -12,6 +12,8 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# Compile the engine's kernels into numba's cache now, not on a first game.
+	$(BIN)/python -c "from nard.engine._kernels import compile_all; compile_all()"
 	@touch $(STAMP)
 
 run: $(STAMP)

@@ -511,23 +511,33 @@ def create_app(
         responses={503: {"model": Health, "description": "not ready"}},
     )
     async def readyz() -> Response:
-        """Readiness: the database answers; with Redis, whether its subscription is up
-        (while it is down the process still serves correct state, polling the database:
-        ``degraded``)."""
+        """Readiness: the database answers and the computer's engine is warm (``starting``,
+        503, while its kernels load or compile); with Redis, whether its subscription is
+        up (while it is down the process still serves correct state, polling the
+        database: ``degraded``)."""
         try:
             await asyncio.to_thread(store.ping)
             database = "ok"
         except Exception as exc:  # any driver error: report it, never raise
             database = f"unreachable: {str(exc).splitlines()[0][:200]}"
         redis = None if settings.redis_url is None else ("up" if service.redis_ok else "down")
+        engine = "warm" if service.engine_warm else "warming"
         if database != "ok" or service.stopping:
             status = "unavailable"
+        elif engine == "warming":
+            status = "starting"
         elif redis == "down":
             status = "degraded"
         else:
             status = "ready"
-        body = Health(status=status, database=database, redis=redis)  # type: ignore[arg-type]
-        return JSONResponse(body.model_dump(), status_code=503 if status == "unavailable" else 200)
+        body = Health(
+            status=status,  # type: ignore[arg-type]
+            database=database,
+            redis=redis,
+            engine=engine,  # type: ignore[arg-type]
+        )
+        code = 503 if status in ("unavailable", "starting") else 200
+        return JSONResponse(body.model_dump(), status_code=code)
 
     if settings.metrics:
 

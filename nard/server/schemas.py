@@ -261,6 +261,7 @@ class ConflictBody(ErrorBody):
 
 
 class Health(BaseModel):
-    status: Literal["ok", "ready", "degraded", "unavailable"]
+    status: Literal["ok", "ready", "starting", "degraded", "unavailable"]
     database: str | None = None
     redis: str | None = None
+    engine: Literal["warm", "warming"] | None = None

@@ -42,6 +42,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -249,6 +250,7 @@ class TableService:
         self._server_seeds = server_seeds or (lambda: secrets.token_bytes(SEED_BYTES))
         self._pool = ThreadPoolExecutor(engine_workers, thread_name_prefix="nard-engine")
         self._thinkers = ThinkerPool(engine_processes) if engine_processes > 0 else None
+        self._engine_warmed = threading.Event()
         self._queued = 0  # decisions waiting for or in the pool (changed on the event loop)
         self._live: dict[str, AnyTable] = {}
         self._used: dict[str, float] = {}
@@ -281,6 +283,8 @@ class TableService:
         self._spawn(self._evict_forever())
         if self._thinkers is not None:
             self._spawn(self._thinkers.warm_up())
+        elif not self._engine_warmed.is_set():
+            self._pool.submit(self._warm_engine)
         if self.redis_url is None:
             return
         self._publisher = SyncRedis.from_url(
@@ -342,6 +346,22 @@ class TableService:
             return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
         finally:
             self._queued -= 1
+
+    @property
+    def engine_warm(self) -> bool:
+        """Whether the computer can answer at once: its worker processes are warm, or
+        (without workers) this process's engine is loaded and compiled."""
+        if self._thinkers is not None:
+            return self._thinkers.warm
+        return self._engine_warmed.is_set()
+
+    def _warm_engine(self) -> None:
+        """Load and compile this process's engine (without workers): in a thread at
+        start-up, so that no request waits for it."""
+        from nard.server.thinking import warm_up
+
+        warm_up()
+        self._engine_warmed.set()
 
     @property
     def queued_decisions(self) -> int:

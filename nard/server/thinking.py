@@ -117,8 +117,10 @@ def settle_memory() -> None:
     gc.freeze()
 
 
-def _warm_up() -> None:
-    """Load the network and compile the engine's kernels in a fresh worker."""
+def warm_up() -> None:
+    """Load the network and compile the engine's kernels (or load them from numba's
+    cache) in this process: a worker before its first request, a server without
+    workers at start-up."""
     from nard.match import FixedDice, Game
 
     game = Game(dice=FixedDice([(3, 1)]))
@@ -131,9 +133,12 @@ def _serve(parent: int) -> None:
     on standard input, in turn, on standard output, until the input closes. A
     request and an answer are each a pickle after its length (4 bytes, big-endian)."""
     _bind_to_parent(parent)
-    _warm_up()
+    warm_up()
     settle_memory()
     source, sink = sys.stdin.buffer, sys.stdout.buffer
+    ready = pickle.dumps((READY, True, None))  # warm: the server may count on this worker
+    sink.write(len(ready).to_bytes(4, "big") + ready)
+    sink.flush()
     while True:
         head = source.read(4)
         if len(head) < 4:
@@ -154,6 +159,10 @@ def _serve(parent: int) -> None:
         sink.flush()
 
 
+READY = 0
+"""The number of the message a worker sends once warm (requests are numbered from 1)."""
+
+
 class ThinkingFailedError(RuntimeError):
     """The engine raised while deciding (the worker goes on)."""
 
@@ -164,6 +173,8 @@ class _Worker:
     loop: asyncio.AbstractEventLoop
     waiting: dict[int, tuple[asyncio.Future[dict[str, Any]], Request]] = field(default_factory=dict)
     received: bytearray = field(default_factory=bytearray)
+    warm: bool = False
+    """Whether the worker said it has loaded the engine and compiled its kernels."""
 
     def send(self, request: Request) -> None:
         data = pickle.dumps(request)
@@ -206,6 +217,12 @@ class ThinkerPool:
         while len(self._workers) < self.processes and not self._closed:
             self._workers.append(self._start())
 
+    @property
+    def warm(self) -> bool:
+        """Whether every worker is started and warm (a decision is then answered in
+        milliseconds, not after the engine's kernels are compiled)."""
+        return len(self._workers) == self.processes and all(w.warm for w in self._workers)
+
     async def decide(
         self, level: Level, snapshot: DecisionSnapshot, match_length: int, score: tuple[int, int]
     ) -> dict[str, Any]:
@@ -240,6 +257,9 @@ class ThinkerPool:
                 break
             number, ok, value = pickle.loads(bytes(worker.received[4 : 4 + size]))
             del worker.received[: 4 + size]
+            if number == READY:
+                worker.warm = True
+                continue
             found = worker.waiting.pop(number, None)
             if found is None:
                 continue

@@ -173,9 +173,30 @@ def test_the_api_document_lists_every_error_answer(client: TestClient) -> None:
 def test_liveness_and_readiness(client: TestClient) -> None:
     assert client.get("/healthz").status_code == 200
     assert client.get("/healthz").json()["status"] == "ok"
+    eventually(lambda: client.get("/readyz").json()["engine"] == "warm")
     ready = client.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json() == {"status": "ready", "database": "ok", "redis": None}
+    assert ready.json() == {"status": "ready", "database": "ok", "redis": None, "engine": "warm"}
+
+
+def test_not_ready_while_the_engine_warms_up(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28: the first game after installing waited 18.8 s for the engine's kernels
+    to compile, on the request. The server warms the engine at start-up and says it is
+    not ready (503, ``starting``) until then, so no player is routed to it before."""
+    from nard.server.service import TableService
+
+    monkeypatch.setattr(TableService, "engine_warm", property(lambda self: False))
+    answer = client.get("/readyz")
+    assert answer.status_code == 503
+    assert answer.json() == {
+        "status": "starting",
+        "database": "ok",
+        "redis": None,
+        "engine": "warming",
+    }
+    assert client.get("/healthz").status_code == 200  # alive, just not ready yet
 
 
 def test_readiness_with_redis(sqlite_url: str, redis_url: str, tmp_path: Path) -> None:
@@ -184,9 +205,15 @@ def test_readiness_with_redis(sqlite_url: str, redis_url: str, tmp_path: Path) -
     app = create_app(settings, storage, server_seeds=seeded(1))
     with TestClient(app) as client:
         eventually(lambda: client.get("/readyz").json()["redis"] == "up")
+        eventually(lambda: client.get("/readyz").json()["engine"] == "warm")
         ready = client.get("/readyz")
         assert ready.status_code == 200
-        assert ready.json() == {"status": "ready", "database": "ok", "redis": "up"}
+        assert ready.json() == {
+            "status": "ready",
+            "database": "ok",
+            "redis": "up",
+            "engine": "warm",
+        }
     storage.close()
 
 
@@ -196,7 +223,7 @@ def test_readiness_fails_when_the_database_is_gone(
     """The review dropped the database under a running server: it stayed "ready"."""
     app, storage = app_on(postgres_url, tmp_path)
     with TestClient(app) as client:
-        assert client.get("/readyz").status_code == 200
+        eventually(lambda: client.get("/readyz").status_code == 200)
         admin = create_engine(POSTGRES, isolation_level="AUTOCOMMIT")
         name = make_url(postgres_url).database
         with admin.connect() as connection:

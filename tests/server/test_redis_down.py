@@ -64,11 +64,17 @@ def test_a_process_cut_off_from_redis_stays_correct_and_recovers(
             two.cookies.set("nard_session", one.cookies["nard_session"])
             table = new_table(one, headers, match_length=7)
             eventually(lambda: readiness(two)["redis"] == "up", "the subscription is up")
+            eventually(lambda: readiness(two)["engine"] == "warm", "the engine is warm")
             with two.websocket_connect(f"/ws/tables/{table['id']}") as socket:
                 seen = next_table_message(socket, -1)
                 proxy.cut()
                 eventually(lambda: readiness(two)["status"] == "degraded", "readiness says so")
-                assert readiness(two) == {"status": "degraded", "database": "ok", "redis": "down"}
+                assert readiness(two) == {
+                    "status": "degraded",
+                    "database": "ok",
+                    "redis": "down",
+                    "engine": "warm",
+                }
                 # Changes made elsewhere while the subscription is down...
                 for _ in range(3):
                     table = act(one, table["id"], headers, simple_command(table))

@@ -221,3 +221,32 @@ def test_a_forced_decision_is_what_the_engine_would_decide() -> None:
             perform(game, chosen)
     assert {"opening roll", "roll", "play"} <= forced_kinds
     assert left > 100
+
+
+def test_a_worker_says_when_it_is_warm() -> None:
+    """A worker process loads the engine and compiles (or loads) its kernels before it
+    answers anything, then says so: the server's readiness waits for that message."""
+    import time
+
+    from nard.computer import DecisionSnapshot
+    from nard.engine import Level
+    from nard.match import FixedDice, Game
+    from nard.server.thinking import ThinkerPool
+
+    async def scenario() -> None:
+        pool = ThinkerPool(1)
+        try:
+            await pool.warm_up()
+            assert not pool.warm  # started, but nothing can have been heard from it yet
+            deadline = time.monotonic() + 120
+            while not pool.warm:
+                assert time.monotonic() < deadline, "the worker never said it was warm"
+                await asyncio.sleep(0.05)
+            game = Game(dice=FixedDice([(3, 1)]))
+            game.opening_roll()
+            answer = await pool.decide(Level.EXPERT, DecisionSnapshot.of(game), 0, (0, 0))
+            assert answer["play"] == "8/5 6/5"
+        finally:
+            pool.close()
+
+    asyncio.run(scenario())
