@@ -32,13 +32,16 @@ from collections import Counter as Tally
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
+import fastapi_offline
 import orjson
 from argon2 import PasswordHasher
 from fastapi import Depends, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
@@ -108,14 +111,16 @@ CSP = (
 )
 """The page's Content-Security-Policy: its own scripts and styles only, none inline."""
 DOCS_CSP = (
-    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net https://fonts.googleapis.com; "
-    "img-src 'self' data: https://fastapi.tiangolo.com https://cdn.redoc.ly; "
-    "font-src 'self' https://fonts.gstatic.com; connect-src 'self'; worker-src blob:; "
-    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; worker-src blob:; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'"
 )
-"""The API documentation pages (FastAPI's Swagger UI and ReDoc) load their scripts from
-a CDN and start them inline: only those two pages allow it."""
+"""The API documentation pages (Swagger UI and ReDoc, served from this server's own
+copies) start their scripts inline: only those two pages allow it."""
+DOCS_ASSETS = Path(fastapi_offline.__file__).parent / "static"
+"""Swagger UI's and ReDoc's scripts and styles, as the ``fastapi-offline`` package
+ships them: the documentation works with no network but this server's."""
 SECURITY_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
@@ -431,7 +436,31 @@ def create_app(
         version="0.2.0",
         lifespan=lifespan,
         responses=_errors(400, 413, 422),
+        docs_url=None,  # served below from local files, not from a CDN
+        redoc_url=None,
     )
+    app.mount("/static/api-docs", StaticFiles(directory=DOCS_ASSETS), name="api-docs")
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title="nard API",
+            swagger_js_url="/static/api-docs/swagger-ui-bundle.js",
+            swagger_css_url="/static/api-docs/swagger-ui.css",
+            swagger_favicon_url="/static/favicon.svg",
+        )
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc() -> HTMLResponse:
+        return get_redoc_html(
+            openapi_url="/openapi.json",
+            title="nard API",
+            redoc_js_url="/static/api-docs/redoc.standalone.js",
+            redoc_favicon_url="/static/favicon.svg",
+            with_google_fonts=False,
+        )
+
     app.state.service = service
     app.state.storage = store
     app.state.settings = settings
