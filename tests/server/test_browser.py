@@ -423,3 +423,82 @@ def test_the_api_documentation_works_without_the_internet(base_url: str, browser
         errors = [e for e in errors if "cdn.redoc.ly" not in e or "violates" not in e]
         assert errors == [], (path, errors)
         page.context.close()
+
+
+def test_a_click_on_the_checkers_of_a_highlighted_point_moves_there(
+    base_url: str, browser: Browser
+) -> None:
+    """Issue 28: clicking a checker, then a highlighted point that holds your own
+    checkers (8/5 onto 5, 13/8, 8/6 ... most turns) only selected those checkers."""
+    page, errors = new_page(browser)
+    start_as_guest(page, base_url, "Eve")
+    page.fill("input[name=match_length]", "5")
+    page.click("#start")
+    contribute(page)
+    page.wait_for_selector("#board .checker")
+    undo = page.locator("button[data-action=undo]")
+    for _ in range(30):  # turns, until one offers such a move
+        settle(page)
+        if not page.locator("button[data-action=confirm]").count():
+            assert take_turn(page)
+            continue
+        movable: dict[str, list[str]] = {}  # a point of mine -> where its checker may go
+        for point in page.eval_on_selector_all(
+            "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
+        ):
+            page.locator(f"#board .checker[data-point='{point}']").last.click()
+            targets = page.eval_on_selector_all(
+                "#board .target", "els => els.map(e => e.dataset.point)"
+            )
+            if targets:
+                movable[point] = targets
+                page.locator(f"#board .checker[data-point='{point}']").last.click()
+        # A move onto a point whose own checkers could move too: pressing on them
+        # selected them instead of moving there.
+        for point, targets in movable.items():
+            onto = [t for t in targets if t in movable and t != point]
+            if onto:
+                page.locator(f"#board .checker[data-point='{point}']").last.click()
+                page.locator(f"#board .checker[data-point='{onto[0]}']").last.click()
+                assert undo.is_enabled(), f"{point} -> {onto[0]}: the click only selected"
+                assert errors == []
+                return
+        play_by_clicks(page)
+    raise AssertionError("no turn offered a move onto a point of one's own")
+
+
+def test_the_whole_tray_takes_a_bear_off(base_url: str, browser: Browser) -> None:
+    """Issue 28: clicks on the borne-off checkers or on the word "off" were ignored
+    (0 of 13, 0 of 15): only the bare felt of the tray took them."""
+    page, errors = new_page(browser)
+    page.goto(base_url + "/")
+    clicked = page.evaluate(
+        """async () => {
+            const { drawBoard } = await import('/static/board.js');
+            const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+            document.body.appendChild(svg);
+            const board = new Array(26).fill(0);
+            board[1] = 1; board[24] = -2;
+            const seen = [];
+            drawBoard(svg, {
+                board, colours: ['white', 'black'], off: [14, 13], dice: [6, 1], diceMine: true,
+                cube: { value: 2 },
+                cubeOwnerIsMe: true, homeRight: true, selected: 1, targets: [0],
+                onPoint: (p) => seen.push(p), onDrag: () => {}, labels: { off: 'off' },
+            });
+            const hits = [];
+            for (const node of svg.querySelectorAll('.offchecker, .traylabel')) {
+                node.scrollIntoView({ block: 'center', inline: 'center' });
+                const box = node.getBoundingClientRect();
+                const x = box.x + box.width / 2, y = box.y + box.height / 2;
+                const hit = document.elementFromPoint(x, y);
+                hits.push(hit && (hit.getAttribute('data-point') ?? hit.getAttribute('class')));
+                if (hit) hit.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+            }
+            return { hits, seen };
+        }"""
+    )
+    assert len(clicked["hits"]) == 14 + 13 + 1
+    assert set(clicked["hits"]) == {"0"}, clicked
+    assert clicked["seen"] == [0] * len(clicked["hits"])
+    assert errors == []

@@ -363,6 +363,9 @@ async function tableView(id) {
   }
 
   function onDrag(point, event) {
+    // Pressing on a checker of a highlighted destination is the start of a click that
+    // moves there (onPoint), not a new selection: it used to select those checkers.
+    if (input && selected !== null && selected !== point && input.destinations(selected).includes(point)) return;
     if (!input || !input.destinations(point).length) return;
     selected = point;
     render();

@@ -196,8 +196,10 @@ export function drawBoard(svg, state) {
       svg,
     );
     tri.addEventListener("click", () => state.onPoint && state.onPoint(p));
-    const label = el("text", { x, y: bottom ? H - 4 : 15, class: "label" }, svg);
+    // The point's number is part of it: a click there is a click on the point.
+    const label = el("text", { x, y: bottom ? H - 4 : 15, class: "label", "data-point": p }, svg);
     label.textContent = String(p);
+    label.addEventListener("click", () => state.onPoint && state.onPoint(p));
     const count = state.board[p];
     if (count) drawStack(svg, x, bottom, Math.abs(count), count > 0 ? mine : theirs, p, state);
   }
@@ -211,11 +213,12 @@ export function drawBoard(svg, state) {
   if (barTheirs) drawStack(svg, barCx, false, barTheirs, theirs, 0, state, H / 2 - 40);
 
   // Borne-off checkers in the tray (the viewer's at the bottom).
-  const off = el("rect", { x: trayLeft, y: H / 2, width: TRAY, height: H / 2 - FRAME, class: `offzone${targets.has(0) ? " target" : ""}`, "data-point": 0 }, svg);
+  // The whole tray takes a bear-off: its checkers and label let clicks through (CSS).
+  const off = el("rect", { x: trayLeft, y: FRAME, width: TRAY, height: H - 2 * FRAME, class: `offzone${targets.has(0) ? " target" : ""}`, "data-point": 0 }, svg);
   off.addEventListener("click", () => state.onPoint && state.onPoint(0));
   for (let i = 0; i < state.off[0]; i++) el("rect", { x: trayLeft + 10, y: H - FRAME - 8 - i * 14, width: TRAY - 20, height: 11, rx: 3, class: `offchecker c${mine}` }, svg);
   for (let i = 0; i < state.off[1]; i++) el("rect", { x: trayLeft + 10, y: FRAME + i * 14 + 2, width: TRAY - 20, height: 11, rx: 3, class: `offchecker c${theirs}` }, svg);
-  const offLabel = el("text", { x: trayLeft + TRAY / 2, y: H / 2 + 20, class: "label" }, svg);
+  const offLabel = el("text", { x: trayLeft + TRAY / 2, y: H / 2 + 20, class: "label traylabel" }, svg);
   offLabel.textContent = state.labels.off;
 
   // The cube: in the middle of the bar while centred, else on its owner's side.
