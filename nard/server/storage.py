@@ -484,17 +484,15 @@ class Storage:
         hand-over). On PostgreSQL a move or the computer's turn is one statement
         on the event loop's own connection, so the loop serves other tables while
         the database answers; anything else runs in a thread."""
+        changes: dict[str, Any] = {
+            "status": status,
+            "seats": seats,
+            "client_seed": client_seed,
+            "seed_deadline": seed_deadline,
+            "lease": lease,
+        }
         if self.dialect == "sqlite":
-            self.commit(
-                table_id,
-                first_seq,
-                entries,
-                status=status,
-                seats=seats,
-                client_seed=client_seed,
-                seed_deadline=seed_deadline,
-                lease=lease,
-            )
+            self.commit(table_id, first_seq, entries, **changes)
             return
         if entries and not seats and client_seed is None and seed_deadline is _UNSET:
             parameters = self._raw.parameters(
@@ -503,17 +501,7 @@ class Storage:
             if not await self._async.commit(parameters, len(entries)):
                 raise ConflictError(f"table {table_id} changed since action {first_seq}")
             return
-        await asyncio.to_thread(
-            self.commit,
-            table_id,
-            first_seq,
-            entries,
-            status=status,
-            seats=seats,
-            client_seed=client_seed,
-            seed_deadline=seed_deadline,
-            lease=lease,
-        )
+        await asyncio.to_thread(self.commit, table_id, first_seq, entries, **changes)
 
     def append_actions(
         self,
