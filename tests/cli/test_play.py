@@ -355,8 +355,9 @@ def test_every_command_works_at_the_confirmation_prompt() -> None:
 
     session = Session(dice=SeededDice(11))
     engine = Engine("expert", evaluator=FakeEvaluator(), seed=1)
-    table, log = _table(session, (Seat("Ann"), Seat("Bob")), script)
-    table.hints = engine
+    log: list[str] = []
+    table = TerminalTable(session, (Seat("Ann"), Seat("Bob")), str, log.append, hints=engine)
+    table.read = lambda prompt: script(table, prompt)
     table.play()
     game = session.games[0]
     moves = [a for a in game.actions if a.kind is ActionKind.MOVE]
