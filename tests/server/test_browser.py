@@ -502,3 +502,17 @@ def test_the_whole_tray_takes_a_bear_off(base_url: str, browser: Browser) -> Non
     assert set(clicked["hits"]) == {"0"}, clicked
     assert clicked["seen"] == [0] * len(clicked["hits"])
     assert errors == []
+
+
+def test_a_double_click_on_start_makes_one_match(base_url: str, browser: Browser) -> None:
+    """Issue 28: double-clicking Start created two matches."""
+    page, errors = new_page(browser)
+    start_as_guest(page, base_url, "Finn")
+    page.fill("input[name=match_length]", "3")
+    page.dblclick("#start")
+    page.wait_for_url("**/play/**")
+    page.wait_for_selector("#contribution")
+    page.wait_for_load_state("networkidle")  # a second request, if one was sent, is done
+    mine = page.evaluate("fetch('/api/my-tables').then((r) => r.json())")
+    assert len(mine) == 1, mine
+    assert errors == []

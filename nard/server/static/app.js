@@ -208,8 +208,10 @@ function newGameForm() {
   const length = h("input", { name: "match_length", type: "number", min: 0, max: 64, value: 5 });
   const autos = h("input", { name: "automatic_doubles", type: "number", min: 0, max: 6, value: 0 });
   const gammon = h("select", { name: "backgammon" }, h("option", { value: "3", text: "3" }), h("option", { value: "2", text: "2" }));
+  let starting = false; // a table is being created: a second click must not make another
   const form = h("form", { id: "new-game", class: "card", onsubmit: async (event) => {
     event.preventDefault();
+    if (starting) return;
     const data = new FormData(form);
     const body = {
       opponent: opponent.value,
@@ -225,11 +227,19 @@ function newGameForm() {
       body.match_length = 0;
     }
     for (const name of ["cube", "crawford", "holland", "jacoby", "beavers", "raccoons", "public"]) body[name] = data.get(name) === "on";
+    const button = form.querySelector("#start");
+    starting = true;
+    button.disabled = true;
     try {
       await ensureGuest();
       const table = await api("POST", "/api/tables", body);
       navigate(`/play/${table.id}`);
-    } catch (error) { showError(error); }
+    } catch (error) {
+      showError(error);
+    } finally {
+      starting = false;
+      button.disabled = false;
+    }
   } },
     h("h2", { text: t("new_game") }),
     field(t("opponent"), opponent), field(t("level"), level), field(t("your_colour"), colour),
