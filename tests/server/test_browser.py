@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from nard.server import Settings, create_app
 from nard.server.storage import Storage
@@ -516,3 +516,39 @@ def test_a_double_click_on_start_makes_one_match(base_url: str, browser: Browser
     mine = page.evaluate("fetch('/api/my-tables').then((r) => r.json())")
     assert len(mine) == 1, mine
     assert errors == []
+
+
+def test_an_offered_double_shows_its_value_on_the_cube(base_url: str, browser: Browser) -> None:
+    """Issue 28: a double on offer still showed 64 (the cube at 1) on both pages."""
+    ann, ann_errors = new_page(browser)
+    bob, bob_errors = new_page(browser)
+    start_as_guest(ann, base_url, "Ann")
+    ann.select_option("select[name=opponent]", "person")
+    ann.fill("input[name=match_length]", "5")
+    ann.click("#start")
+    contribute(ann)
+    ann.wait_for_selector("#invite-link")
+    bob.goto(ann.input_value("#invite-link"))
+    contribute(bob)
+    bob.wait_for_selector("#board .checker")
+    ann.wait_for_selector("#board .checker")
+    for _ in range(200):  # play until someone may double, then double
+        doubler = next(
+            (p for p in (ann, bob) if p.locator("button[data-action=double]:enabled").count()),
+            None,
+        )
+        if doubler is not None:
+            break
+        if not (take_turn(ann) or take_turn(bob)):
+            ann.wait_for_timeout(50)
+    else:
+        raise AssertionError("nobody could double")
+    taker = bob if doubler is ann else ann
+    doubler.click("button[data-action=double]")
+    taker.wait_for_selector("button[data-action=take]")
+    for page in (doubler, taker):
+        expect(page.locator("#board .cubetext")).to_have_text("2")
+    taker.click("button[data-action=take]")
+    settle(taker)
+    assert taker.text_content("#board .cubetext") == "2"
+    assert ann_errors == [] and bob_errors == []

@@ -400,6 +400,8 @@ async function tableView(id) {
     let board = game ? viewerBoard(game.board) : null;
     let dice = game ? game.dice : null;
     let cube = game ? game.cube : 1;
+    // A double on offer: the cube shows the value it would go to, not its old one (64 at 1).
+    if (game && (game.decision === "take or pass" || game.decision === "accept or beaver")) cube = game.cube * 2;
     let owner = game ? game.cube_owner : null;
     let off = game ? [game.off[viewer()], game.off[1 - viewer()]] : [0, 0];
     if (replayAt !== null && steps) {
