@@ -128,6 +128,10 @@ def warm_up() -> None:
     decide(Level.EXPERT.value, DecisionSnapshot.of(game), 0, (0, 0))
 
 
+READY = 0
+"""The number of the message a worker sends once warm (requests are numbered from 1)."""
+
+
 def _serve(parent: int) -> None:
     """A worker's life (``python -m nard.server.thinking``): answer each request read
     on standard input, in turn, on standard output, until the input closes. A
@@ -136,8 +140,7 @@ def _serve(parent: int) -> None:
     warm_up()
     settle_memory()
     source, sink = sys.stdin.buffer, sys.stdout.buffer
-    ready = pickle.dumps((READY, True, None))  # warm: the server may count on this worker
-    sink.write(len(ready).to_bytes(4, "big") + ready)
+    sink.write(_frame((READY, True, None)))  # warm: the server may count on this worker
     sink.flush()
     while True:
         head = source.read(4)
@@ -154,13 +157,14 @@ def _serve(parent: int) -> None:
             )
         except Exception as exc:  # sent back, raised in the server
             answer = (number, False, f"{type(exc).__name__}: {exc}")
-        data = pickle.dumps(answer)
-        sink.write(len(data).to_bytes(4, "big") + data)
+        sink.write(_frame(answer))
         sink.flush()
 
 
-READY = 0
-"""The number of the message a worker sends once warm (requests are numbered from 1)."""
+def _frame(message: tuple[Any, ...]) -> bytes:
+    """A message on the pipes: its pickle after its length (4 bytes, big-endian)."""
+    data = pickle.dumps(message)
+    return len(data).to_bytes(4, "big") + data
 
 
 class ThinkingFailedError(RuntimeError):
@@ -177,10 +181,9 @@ class _Worker:
     """Whether the worker said it has loaded the engine and compiled its kernels."""
 
     def send(self, request: Request) -> None:
-        data = pickle.dumps(request)
         stdin = self.process.stdin
         assert stdin is not None
-        stdin.write(len(data).to_bytes(4, "big") + data)
+        stdin.write(_frame(request))
         stdin.flush()
 
 
