@@ -181,12 +181,16 @@ def test_a_whole_game_against_the_computer_by_clicks(base_url: str, browser: Bro
     assert errors == []
 
 
-def test_an_online_game_between_two_browser_contexts(base_url: str, browser: Browser) -> None:
+def online_game(
+    base_url: str, browser: Browser, match_length: int
+) -> tuple[Page, list[str], Page, list[str]]:
+    """Ann starts a match against a person, Bob joins by her invite link, both give
+    their contributions; their pages and the errors each logs."""
     ann, ann_errors = new_page(browser)
     bob, bob_errors = new_page(browser)
     start_as_guest(ann, base_url, "Ann")
     ann.select_option("select[name=opponent]", "person")
-    ann.fill("input[name=match_length]", "3")
+    ann.fill("input[name=match_length]", str(match_length))
     ann.click("#start")
     contribute(ann)
     ann.wait_for_selector("#invite-link")
@@ -197,6 +201,11 @@ def test_an_online_game_between_two_browser_contexts(base_url: str, browser: Bro
     contribute(bob)
     bob.wait_for_selector("#board .checker")
     ann.wait_for_selector("#board .checker")  # the socket told Ann's page
+    return ann, ann_errors, bob, bob_errors
+
+
+def test_an_online_game_between_two_browser_contexts(base_url: str, browser: Browser) -> None:
+    ann, ann_errors, bob, bob_errors = online_game(base_url, browser, 3)
     turns = 0
     for _ in range(200):
         if turns >= 8:
@@ -520,18 +529,7 @@ def test_a_double_click_on_start_makes_one_match(base_url: str, browser: Browser
 
 def test_an_offered_double_shows_its_value_on_the_cube(base_url: str, browser: Browser) -> None:
     """Issue 28: a double on offer still showed 64 (the cube at 1) on both pages."""
-    ann, ann_errors = new_page(browser)
-    bob, bob_errors = new_page(browser)
-    start_as_guest(ann, base_url, "Ann")
-    ann.select_option("select[name=opponent]", "person")
-    ann.fill("input[name=match_length]", "5")
-    ann.click("#start")
-    contribute(ann)
-    ann.wait_for_selector("#invite-link")
-    bob.goto(ann.input_value("#invite-link"))
-    contribute(bob)
-    bob.wait_for_selector("#board .checker")
-    ann.wait_for_selector("#board .checker")
+    ann, ann_errors, bob, bob_errors = online_game(base_url, browser, 5)
     for _ in range(200):  # play until someone may double, then double
         doubler = next(
             (p for p in (ann, bob) if p.locator("button[data-action=double]:enabled").count()),
