@@ -78,12 +78,15 @@ class ServerProcess:
     Use it as a context manager: leaving it kills whatever process is still running.
     """
 
-    def __init__(self, env: Mapping[str, str], log: Path) -> None:
+    def __init__(self, env: Mapping[str, str], log: Path, port: int = 0) -> None:
+        """``port``: the one every start listens on (a page's origin must outlive a
+        restart); 0 for a free port at each start."""
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("NARD_")}
         self.env.update(env)
         self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
-        self.port = 0
+        self.fixed_port = port
+        self.port = port
         self.starts = 0
 
     @property
@@ -94,7 +97,7 @@ class ServerProcess:
         """Start the server and return once ``/readyz`` answers 200."""
         assert self.proc is None, "already running"
         for _attempt in range(3):
-            self.port = free_port()
+            self.port = self.fixed_port or free_port()
             with self.log.open("ab") as out:
                 out.write(f"--- start {self.starts + 1} on port {self.port}\n".encode())
                 out.flush()

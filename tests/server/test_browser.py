@@ -8,9 +8,7 @@ seeded dice. Without Chromium or Playwright these tests are skipped, unless
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
 import socket
 import threading
 import time
@@ -19,27 +17,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from nard.server import Settings, create_app
 from nard.server.storage import Storage
+from tests.server.browser import (
+    contribute,
+    enabled_actions,
+    launched_browser,
+    new_page,
+    online_game,
+    play_by_clicks,
+    require_browser,
+    settle,
+    start_as_guest,
+    take_turn,
+)
 from tests.server.conftest import NO_LIMITS
-
-CHROMIUM = os.environ.get("NARD_CHROMIUM", "/usr/bin/chromium")
-
-
-def _require_browser() -> None:
-    missing = not shutil.which(CHROMIUM)
-    if missing:
-        if os.environ.get("NARD_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"the browser tests need Chromium at {CHROMIUM}")
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
 
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The app served by uvicorn on a free port, for this module's tests."""
-    _require_browser()
+    require_browser()
     import uvicorn
 
     folder = tmp_path_factory.mktemp("server")
@@ -69,86 +69,8 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(base_url: str) -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with launched_browser() as browser:
         yield browser
-        browser.close()
-
-
-def new_page(browser: Browser, locale: str = "en-US", **options: Any) -> tuple[Page, list[str]]:
-    context = browser.new_context(locale=locale, **options)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    return page, errors
-
-
-def settle(page: Page) -> None:
-    """Wait until the page has no request out."""
-    page.wait_for_selector("#table:not([data-busy])")
-
-
-def enabled_actions(page: Page) -> list[str]:
-    actions: list[str] = page.eval_on_selector_all(
-        "#controls button", "els => els.filter(e => !e.disabled).map(e => e.dataset.action)"
-    )
-    return actions
-
-
-def play_by_clicks(page: Page) -> None:
-    """Enter a whole play with clicks: a checker, then a highlighted point, until
-    Confirm is enabled; then Confirm."""
-    for _ in range(10):
-        confirm = page.locator("button[data-action=confirm]")
-        if confirm.is_enabled():
-            confirm.click()
-            settle(page)
-            return
-        points = page.eval_on_selector_all(
-            "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
-        )
-        for point in points:
-            page.locator(f"#board .checker[data-point='{point}']").last.click()
-            if page.locator("#board .target").count():
-                page.locator("#board .target").first.click(force=True)
-                break
-        else:
-            raise AssertionError("no checker could be moved, yet the play is not complete")
-    raise AssertionError("the play was never complete")
-
-
-def take_turn(page: Page) -> bool:
-    """Act once if the page waits for this player; False when it does not."""
-    settle(page)
-    actions = enabled_actions(page)
-    if page.locator("button[data-action=confirm]").count():
-        play_by_clicks(page)
-        return True
-    for action in ("roll", "take", "accept"):
-        if action in actions:
-            page.click(f"button[data-action={action}]")
-            settle(page)
-            return True
-    return False
-
-
-def contribute(page: Page) -> str:
-    """Give the contribution the page made for the dice (after the commitment was
-    shown); returns it."""
-    page.wait_for_selector("#contribution")
-    made = page.input_value("#contribution")
-    assert len(made) == 16 and page.inner_text("#seeding .commitment code")
-    page.click("#contribute")
-    settle(page)
-    return made
-
-
-def start_as_guest(page: Page, base_url: str, name: str) -> None:
-    page.goto(base_url + "/")
-    page.fill("input[name=guest_name]", name)
-    page.click("#guest-button")
-    page.wait_for_selector(f"#who:has-text('{name}')")
 
 
 def test_a_whole_game_against_the_computer_by_clicks(base_url: str, browser: Browser) -> None:
@@ -179,29 +101,6 @@ def test_a_whole_game_against_the_computer_by_clicks(base_url: str, browser: Bro
     page.wait_for_selector("#verify-result.ok")
     assert "match the revealed seed" in page.inner_text("#verify-result")
     assert errors == []
-
-
-def online_game(
-    base_url: str, browser: Browser, match_length: int
-) -> tuple[Page, list[str], Page, list[str]]:
-    """Ann starts a match against a person, Bob joins by her invite link, both give
-    their contributions; their pages and the errors each logs."""
-    ann, ann_errors = new_page(browser)
-    bob, bob_errors = new_page(browser)
-    start_as_guest(ann, base_url, "Ann")
-    ann.select_option("select[name=opponent]", "person")
-    ann.fill("input[name=match_length]", str(match_length))
-    ann.click("#start")
-    contribute(ann)
-    ann.wait_for_selector("#invite-link")
-    link = ann.input_value("#invite-link")
-    assert "invite=" in link
-    bob.goto(link)
-    ann.wait_for_selector("#waiting-contributions")  # the socket told Ann's page
-    contribute(bob)
-    bob.wait_for_selector("#board .checker")
-    ann.wait_for_selector("#board .checker")  # the socket told Ann's page
-    return ann, ann_errors, bob, bob_errors
 
 
 def test_an_online_game_between_two_browser_contexts(base_url: str, browser: Browser) -> None:

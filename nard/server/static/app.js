@@ -47,12 +47,17 @@ async function api(method, path, body) {
   const headers = {};
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET" && me) headers["X-CSRF-Token"] = me.csrf_token;
-  const response = await fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: "same-origin",
-  });
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin",
+    });
+  } catch {
+    throw new ApiError(0, "offline", "the server cannot be reached");
+  }
   if (response.status === 204) return null;
   const data = await response.json().catch(() => null);
   if (!response.ok) {
@@ -127,7 +132,10 @@ window.addEventListener("popstate", () => route());
 
 let leaveView = () => {};
 
+let routeRetry = null;
+
 async function route() {
+  clearTimeout(routeRetry);
   leaveView();
   leaveView = () => {};
   const path = location.pathname;
@@ -139,6 +147,11 @@ async function route() {
     else await homeView();
   } catch (error) {
     showError(error);
+    if (error.code === "offline") {
+      // The server is down (or the network): say so, and try again until it answers.
+      main().replaceChildren(h("section", { class: "card", id: "offline", role: "status" }, h("p", { text: t("err_offline") })));
+      routeRetry = setTimeout(route, 3000);
+    }
   }
 }
 
@@ -288,35 +301,95 @@ async function tableView(id) {
   const status = h("div", { id: "status", "aria-live": "polite" });
   const controls = h("div", { id: "controls" });
   const side = h("aside", { id: "side" });
-  root.replaceChildren(h("div", { id: "table" }, h("div", { id: "board-wrap" }, svg, status, controls), side));
+  const banner = h("div", { id: "connection", role: "status", hidden: true });
+  root.replaceChildren(h("div", { id: "table" }, h("div", { id: "board-wrap" }, banner, svg, status, controls), side));
 
-  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/tables/${encodeURIComponent(id)}`);
-  socket.addEventListener("message", (event) => {
-    const message = JSON.parse(event.data);
-    if (message.type === "table") {
-      // Only newer states: the socket may still deliver the steps that led to
-      // a state an action's answer already brought.
-      const newer = message.table.seq > table.seq;
-      const same = message.table.seq === table.seq;
-      if (newer || (same && (message.table.status !== table.status || message.table.seats.some((s, i) => s.kind !== table.seats[i].kind)))) {
-        table = message.table;
-        input = null;
-        selected = null;
-        hint = null;
+  // The live socket: the table after every change. A dropped connection (a server
+  // restart, a network change) is retried with back-off; meanwhile the page says it
+  // is offline and sends nothing. The server's first message on a (new) socket is
+  // the table as it stands: the page takes it whatever its sequence number, as the
+  // server is the authority (it may even have gone back, restored from a backup).
+  const socketUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/tables/${encodeURIComponent(id)}`;
+  const FINAL_CLOSES = new Set([4401, 4403, 4404]); // signed out, cross-origin, no such table
+  let socket = null;
+  let connection = "online"; // "online", "reconnecting" (the socket is down), "closed" (for good)
+  let fresh = false; // the next message is a new socket's first: the whole table
+  let retries = 0;
+  let retryTimer = null;
+  let left = false;
+  const offline = () => connection !== "online";
+
+  function connect() {
+    clearTimeout(retryTimer);
+    retryTimer = null;
+    fresh = true;
+    const current = new WebSocket(socketUrl);
+    socket = current;
+    current.addEventListener("message", (event) => {
+      if (current !== socket) return;
+      const message = JSON.parse(event.data);
+      if (message.type === "table") {
+        // Only newer states: the socket may still deliver the steps that led to
+        // a state an action's answer already brought.
+        const newer = message.table.seq > table.seq;
+        const same = message.table.seq === table.seq;
+        const changed = same && (message.table.status !== table.status || message.table.seats.some((s, i) => s.kind !== table.seats[i].kind));
+        const resync = fresh;
+        fresh = false;
+        if (resync && connection !== "online") {
+          retries = 0;
+          connection = "online";
+        }
+        if (resync || newer || changed) {
+          const moved = !(resync && same); // a move half entered survives a reconnection
+          table = message.table;
+          if (moved) {
+            input = null;
+            selected = null;
+            hint = null;
+          }
+          render();
+        }
+      } else if (message.type === "error") showError(message.error);
+    });
+    current.addEventListener("close", (event) => {
+      if (current !== socket || left) return;
+      if (FINAL_CLOSES.has(event.code)) {
+        connection = "closed";
+        showError({ code: "socket_closed", message: t("socket_closed", { reason: event.reason || event.code }) });
         render();
+        return;
       }
-    } else if (message.type === "error") showError(message.error);
-  });
+      connection = "reconnecting";
+      // 0.5 s, 1 s, 2 s ... up to 15 s, each within +-25 % so that the pages of a
+      // restarted server do not all come back at the same instant.
+      const delay = Math.min(15000, 500 * 2 ** retries) * (0.75 + Math.random() * 0.5);
+      retries += 1;
+      retryTimer = setTimeout(connect, delay);
+      render();
+    });
+  }
+  function reconnectNow() {
+    if (connection !== "reconnecting" || left) return;
+    connect();
+  }
+  const onOnline = () => reconnectNow();
+  window.addEventListener("online", onOnline);
+  connect();
   // A keep-alive, so that the server does not close a quiet socket as idle.
   const keepAlive = setInterval(() => { if (socket.readyState === WebSocket.OPEN) socket.send('{"type":"ping"}'); }, 60000);
-  socket.addEventListener("close", (event) => {
+  leaveView = () => {
+    left = true;
     clearInterval(keepAlive);
-    if (event.code >= 4000 || event.code === 1012) showError({ code: "socket_closed", message: t("socket_closed", { reason: event.reason || event.code }) });
-  });
-  leaveView = () => { clearInterval(keepAlive); clearTimeout(deadlineTimer); socket.close(); };
+    clearTimeout(deadlineTimer);
+    clearTimeout(retryTimer);
+    window.removeEventListener("online", onOnline);
+    socket.close();
+  };
 
   // While a request is out the table is marked busy and its buttons are off.
   async function busy(work) {
+    if (offline()) return; // nothing is sent while the connection is down
     const node = $("#table");
     node.dataset.busy = "1";
     controls.querySelectorAll("button, select").forEach((b) => (b.disabled = true));
@@ -357,7 +430,7 @@ async function tableView(id) {
   }
 
   function onPoint(point) {
-    if (!input) return;
+    if (!input || offline()) return;
     if (selected !== null && input.destinations(selected).includes(point)) {
       input.move(selected, point);
       selected = null;
@@ -376,7 +449,7 @@ async function tableView(id) {
     // Pressing on a checker of a highlighted destination is the start of a click that
     // moves there (onPoint), not a new selection: it used to select those checkers.
     if (input && selected !== null && selected !== point && input.destinations(selected).includes(point)) return;
-    if (!input || !input.destinations(point).length) return;
+    if (!input || offline() || !input.destinations(point).length) return;
     selected = point;
     render();
     const up = (e) => {
@@ -436,6 +509,29 @@ async function tableView(id) {
     renderStatus(game, myTurn);
     renderControls(game, myTurn);
     renderSide(game, cfg);
+    renderConnection();
+  }
+
+  // Offline: a banner that says so (and when the next try is), everything that
+  // would send disabled, the board dimmed.
+  function renderConnection() {
+    const node = $("#table");
+    if (!offline()) {
+      banner.hidden = true;
+      banner.replaceChildren();
+      if (node) delete node.dataset.offline;
+      return;
+    }
+    if (node) node.dataset.offline = connection;
+    banner.hidden = false;
+    banner.dataset.state = connection;
+    if (connection === "closed") {
+      banner.replaceChildren(h("span", { text: t("connection_closed") }), h("button", { onclick: () => location.reload(), text: t("reload") }));
+    } else {
+      banner.replaceChildren(h("span", { text: t("connection_lost") }), h("button", { id: "reconnect", onclick: reconnectNow, text: t("reconnect_now") }));
+    }
+    controls.querySelectorAll("button, select").forEach((b) => (b.disabled = true));
+    status.querySelectorAll("button").forEach((b) => (b.disabled = true));
   }
 
   function renderSeeding(lines) {

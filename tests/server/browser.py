@@ -1,0 +1,137 @@
+"""Helpers of the browser tests: Debian's Chromium, headless, driven by Playwright,
+and the moves of a player on nard's page (clicks, turns, contributions).
+
+Without Chromium the tests that use them are skipped, unless
+``NARD_REQUIRE_BROWSER=1`` (CI), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+CHROMIUM = os.environ.get("NARD_CHROMIUM", "/usr/bin/chromium")
+
+
+def require_browser() -> None:
+    missing = not shutil.which(CHROMIUM)
+    if missing:
+        if os.environ.get("NARD_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"the browser tests need Chromium at {CHROMIUM}")
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+
+
+@contextmanager
+def launched_browser() -> Iterator[Browser]:
+    """Headless Chromium for a module's tests."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def new_page(browser: Browser, locale: str = "en-US", **options: Any) -> tuple[Page, list[str]]:
+    context = browser.new_context(locale=locale, **options)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    return page, errors
+
+
+def settle(page: Page) -> None:
+    """Wait until the page has no request out."""
+    page.wait_for_selector("#table:not([data-busy])")
+
+
+def enabled_actions(page: Page) -> list[str]:
+    actions: list[str] = page.eval_on_selector_all(
+        "#controls button", "els => els.filter(e => !e.disabled).map(e => e.dataset.action)"
+    )
+    return actions
+
+
+def play_by_clicks(page: Page) -> None:
+    """Enter a whole play with clicks: a checker, then a highlighted point, until
+    Confirm is enabled; then Confirm."""
+    for _ in range(10):
+        confirm = page.locator("button[data-action=confirm]")
+        if confirm.is_enabled():
+            confirm.click()
+            settle(page)
+            return
+        points = page.eval_on_selector_all(
+            "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
+        )
+        for point in points:
+            page.locator(f"#board .checker[data-point='{point}']").last.click()
+            if page.locator("#board .target").count():
+                page.locator("#board .target").first.click(force=True)
+                break
+        else:
+            raise AssertionError("no checker could be moved, yet the play is not complete")
+    raise AssertionError("the play was never complete")
+
+
+def take_turn(page: Page) -> bool:
+    """Act once if the page waits for this player; False when it does not."""
+    settle(page)
+    actions = enabled_actions(page)
+    if page.locator("button[data-action=confirm]").count():
+        play_by_clicks(page)
+        return True
+    for action in ("roll", "take", "accept"):
+        if action in actions:
+            page.click(f"button[data-action={action}]")
+            settle(page)
+            return True
+    return False
+
+
+def contribute(page: Page) -> str:
+    """Give the contribution the page made for the dice (after the commitment was
+    shown); returns it."""
+    page.wait_for_selector("#contribution")
+    made = page.input_value("#contribution")
+    assert len(made) == 16 and page.inner_text("#seeding .commitment code")
+    page.click("#contribute")
+    settle(page)
+    return made
+
+
+def start_as_guest(page: Page, base_url: str, name: str) -> None:
+    page.goto(base_url + "/")
+    page.fill("input[name=guest_name]", name)
+    page.click("#guest-button")
+    page.wait_for_selector(f"#who:has-text('{name}')")
+
+
+def online_game(
+    base_url: str, browser: Browser, match_length: int
+) -> tuple[Page, list[str], Page, list[str]]:
+    """Ann starts a match against a person, Bob joins by her invite link, both give
+    their contributions; their pages and the errors each logs."""
+    ann, ann_errors = new_page(browser)
+    bob, bob_errors = new_page(browser)
+    start_as_guest(ann, base_url, "Ann")
+    ann.select_option("select[name=opponent]", "person")
+    ann.fill("input[name=match_length]", str(match_length))
+    ann.click("#start")
+    contribute(ann)
+    ann.wait_for_selector("#invite-link")
+    link = ann.input_value("#invite-link")
+    assert "invite=" in link
+    bob.goto(link)
+    ann.wait_for_selector("#waiting-contributions")  # the socket told Ann's page
+    contribute(bob)
+    bob.wait_for_selector("#board .checker")
+    ann.wait_for_selector("#board .checker")  # the socket told Ann's page
+    return ann, ann_errors, bob, bob_errors
