@@ -36,6 +36,7 @@ from nard.server.tables import (
     TableClosedError,
     TableRules,
     game_view,
+    result_view,
 )
 
 __all__ = ["ChouetteTable"]
@@ -352,6 +353,11 @@ class ChouetteTable(TableBase):
             "to_act": waiting[0] if waiting else None,
             "waiting_for": waiting,
             "game": gview,
+            "results": [
+                result_view(g.game.result)
+                for g in (self.chouette.games if self.chouette else [])
+                if g.game.result is not None
+            ],
             "winner": None,
             "between_games": bool(self.status == "playing" and game is not None and game.is_over),
             "votes": sorted(self.votes),

@@ -241,6 +241,9 @@ class TableView(BaseModel):
     seed_deadline: str | None = Field(description="when missing contributions time out")
     server_seed: str | None
     game: GameView | None
+    results: list[ResultView] = Field(
+        description="each finished game's result, in order (winner: a side of the game)"
+    )
     winner: int | None
     between_games: bool
     invite: str | None = None

@@ -38,7 +38,7 @@ from nard.match.dice import (
     combine_contributions,
     seed_commitment,
 )
-from nard.match.game import Decision, Game, GameAction, MatchStateError
+from nard.match.game import Decision, Game, GameAction, GameResult, MatchStateError
 from nard.match.match import Match, MatchRules, MoneyRules, Session
 from nard.notation.json_record import DiceCommitment, SeedContribution
 from nard.notation.records import Action, ActionKind, MatchRecord
@@ -619,6 +619,7 @@ class LiveTable(TableBase):
                 if acting is not None and acting == viewer
                 else [],
             ),
+            "results": [result_view(r) for r in self.games.results],
             "winner": self.games.winner if isinstance(self.games, Match) else None,
             "between_games": bool(
                 self.status == "playing" and not self.match_length and game and game.is_over
@@ -670,15 +671,18 @@ def game_view(game: Game, show_plays: bool, legal_actions: Sequence[str]) -> dic
         "legal_actions": list(legal_actions),
         "legal_plays": plays,
         "resignation": resignation,
-        "result": None
-        if result is None
-        else {
-            "winner": result.winner,
-            "kind": result.kind.value,
-            "cube": result.cube,
-            "points": result.points,
-        },
+        "result": None if result is None else result_view(result),
         "history": [_action_text(a) for a in game.actions],
+    }
+
+
+def result_view(result: GameResult) -> dict[str, Any]:
+    """A finished game's result as clients are sent it."""
+    return {
+        "winner": result.winner,
+        "kind": result.kind.value,
+        "cube": result.cube,
+        "points": result.points,
     }
 
 

@@ -84,6 +84,8 @@ def play_by_clicks(page: Page) -> None:
 def take_turn(page: Page) -> bool:
     """Act once if the page waits for this player; False when it does not."""
     settle(page)
+    if page.locator("#result-panel button[data-action=continue]").is_visible():
+        page.click("#result-panel button[data-action=continue]")  # a game of the match ended
     actions = enabled_actions(page)
     if page.locator("button[data-action=confirm]").count():
         play_by_clicks(page)

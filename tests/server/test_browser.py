@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from nard.server import Settings, create_app
 from nard.server.storage import Storage
@@ -73,7 +73,9 @@ def browser(base_url: str) -> Iterator[Browser]:
         yield browser
 
 
-def test_a_whole_game_against_the_computer_by_clicks(base_url: str, browser: Browser) -> None:
+def test_a_whole_game_against_the_computer_by_clicks(
+    base_url: str, browser: Browser, tmp_path: Path
+) -> None:
     page, errors = new_page(browser)
     start_as_guest(page, base_url, "Ann")
     page.fill("input[name=match_length]", "1")
@@ -89,9 +91,18 @@ def test_a_whole_game_against_the_computer_by_clicks(base_url: str, browser: Bro
             page.wait_for_timeout(100)
     else:
         raise AssertionError("the match did not end")
+    # The result panel: who won what, and a rematch (checked at the end).
+    panel = page.locator("#result-panel")
+    expect(panel).to_be_visible()
+    assert "wins the match" in panel.inner_text() and "Game 1 is over" in panel.inner_text()
+    page.screenshot(path=str(tmp_path / "match-over.png"))
     page.wait_for_selector("#server-seed")
     assert len(page.inner_text("#server-seed")) == 64
     assert page.locator("#history li").count() >= 2
+    # The moves list follows the newest entry.
+    assert page.eval_on_selector(
+        "#history", "e => e.scrollHeight - e.clientHeight - e.scrollTop < 5"
+    ), "the moves list did not scroll to its newest entry"
     # The replay viewer steps through the game.
     page.click("button[data-action=replay_forward]")
     page.click("button[data-action=replay_forward]")
@@ -100,6 +111,13 @@ def test_a_whole_game_against_the_computer_by_clicks(base_url: str, browser: Bro
     page.click("text=Verify these dice")
     page.wait_for_selector("#verify-result.ok")
     assert "match the revealed seed" in page.inner_text("#verify-result")
+    # Back at the table, the rematch starts the same match anew.
+    page.go_back()
+    page.wait_for_selector("#controls button[data-action=rematch]")
+    finished = page.url
+    page.click("#controls button[data-action=rematch]")
+    page.wait_for_url(lambda url: url != finished and "/play/" in url)
+    page.wait_for_selector("#contribution")
     assert errors == []
 
 
@@ -266,7 +284,7 @@ def test_a_checker_is_dragged_to_a_highlighted_point(base_url: str, browser: Bro
         if not targets.count():
             continue
         destination = targets.first.get_attribute("data-point")
-        checker.click()  # deselect, then drag it there
+        # Then drag it there (a second click would be a double click, which moves it).
         box = checker.bounding_box()
         goal = targets.first.bounding_box()
         assert box is not None and goal is not None
@@ -449,3 +467,102 @@ def test_an_offered_double_shows_its_value_on_the_cube(base_url: str, browser: B
     settle(taker)
     assert taker.text_content("#board .cubetext") == "2"
     assert ann_errors == [] and bob_errors == []
+
+
+FACES = "els => els.map(e => e.dataset.face)"
+CHECKERS = "els => els.map(e => e.dataset.point).join()"
+
+
+def until_my_play(page: Page) -> None:
+    """Act until this page has dice to play."""
+    for _ in range(40):
+        settle(page)
+        if page.locator("button[data-action=confirm]").count():
+            return
+        if not take_turn(page):
+            page.wait_for_timeout(100)
+    raise AssertionError("it never was this player's turn to play")
+
+
+def test_the_computers_roll_and_play_are_seen(
+    base_url: str, browser: Browser, tmp_path: Path
+) -> None:
+    """Tried on 2026-12-05: the computer's dice were never drawn, its move not shown."""
+    page, errors = new_page(browser)
+    page.add_init_script("localStorage.setItem('nard.speed', 'slow')")
+    start_as_guest(page, base_url, "Vera")
+    page.fill("input[name=match_length]", "3")
+    page.click("#start")
+    contribute(page)
+    for _ in range(6):  # a few of the computer's turns, until one with a play
+        until_my_play(page)
+        play_by_clicks(page)
+        # Its play slides in, checker by checker ...
+        page.wait_for_selector("#board .sliding", timeout=20_000)
+        page.wait_for_selector("#board .sliding", state="detached", timeout=20_000)
+        settle(page)
+        if page.locator("#no-play").count() or "roll" not in enabled_actions(page):
+            continue  # it could not play, or doubled: another turn
+        # ... then its dice stay on its side, dimmed, and its play stays marked.
+        assert page.locator("#board .dice[data-mine='0'] .die.used").count() == 2
+        assert page.locator("#board .moved").count() >= 1
+        assert page.locator("#board .ghost").count() >= 1
+        page.screenshot(path=str(tmp_path / "computer-played.png"))
+        break
+    else:
+        raise AssertionError("the computer never played a move that could be seen")
+    assert errors == []
+
+
+def test_double_clicks_undo_one_move_and_the_dice_swap(base_url: str, browser: Browser) -> None:
+    """A double click moves a checker by the first die shown (the larger, unless the
+    dice were swapped by a click on them); used dice are dimmed; Undo takes back one
+    move, Undo all the rest. Before: undo took back the whole play, used dice stayed
+    bright, double clicks and clicks on the dice did nothing."""
+    page, errors = new_page(browser)
+    start_as_guest(page, base_url, "Wim")
+    page.fill("input[name=match_length]", "3")
+    page.click("#start")
+    contribute(page)
+    mine = "#board .dice[data-mine='1'] .die"
+    used = f"{mine}.used"
+    for _ in range(8):  # until a roll of two different dice
+        until_my_play(page)
+        faces = [int(f) for f in page.eval_on_selector_all(mine, FACES)]
+        if len(faces) == 2:
+            break
+        play_by_clicks(page)
+    else:
+        raise AssertionError("no roll of two different dice came")
+    assert faces[0] > faces[1], "the larger die is shown first"
+    page.click("#board .dice")
+    swapped = [int(f) for f in page.eval_on_selector_all(mine, FACES)]
+    assert swapped == [faces[1], faces[0]], "a click on the dice swaps them"
+    page.click("#board .dice")
+    undo = page.locator("button[data-action=undo]")
+    undo_all = page.locator("button[data-action=undo_all]")
+    start = page.eval_on_selector_all("#board .checker", CHECKERS)
+    moved = 0
+    points = page.eval_on_selector_all(
+        "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
+    )
+    for point in points:
+        if page.locator("button[data-action=confirm]").is_enabled():
+            break
+        page.locator(f"#board .checker[data-point='{point}']").last.dblclick()
+        if page.locator(used).count() > moved:
+            moved += 1
+            if moved == 1:
+                # The first die shown that this checker can use: the larger, or else the smaller.
+                assert page.locator(used).count() == 1
+                assert undo.is_enabled() and undo_all.is_disabled()
+    assert moved == 2, f"double clicks made {moved} moves"
+    assert page.locator(used).count() == 2 and undo_all.is_enabled()
+    undo.click()
+    assert page.locator(used).count() == 1, "undo takes back one move"
+    assert undo.is_enabled()
+    undo.click()
+    assert page.locator(used).count() == 0 and undo.is_disabled()
+    after = page.eval_on_selector_all("#board .checker", CHECKERS)
+    assert after == start
+    assert errors == []

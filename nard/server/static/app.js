@@ -4,7 +4,7 @@
 "use strict";
 
 import { LANGUAGES, has, language, pickLanguage, setLanguage, t } from "./i18n.js";
-import { MoveInput, drawBoard, flip, pointAt } from "./board.js";
+import { MoveInput, applyMove, checkerSpot, drawBoard, flip, playPath, pointAt } from "./board.js";
 import { verifyRecord } from "./verify.js";
 
 const $ = (selector, root = document) => root.querySelector(selector);
@@ -271,11 +271,29 @@ function newGameForm() {
 
 // -- the table --------------------------------------------------------------------
 
+// How long a checker takes to slide to its point, by the player's speed setting;
+// no animation where the system asks for reduced motion, unless the player chose one.
+const SPEEDS = { off: 0, fast: 150, normal: 320, slow: 650 };
+
 function settings() {
+  const reduced = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  const speed = localStorage.getItem("nard.speed") || (reduced ? "off" : "normal");
   return {
     homeRight: localStorage.getItem("nard.home") !== "left",
     swap: localStorage.getItem("nard.swap") === "1",
+    speed: speed in SPEEDS ? speed : "normal",
   };
+}
+
+// Checkers borne off by the viewer and the other side, from a board in the viewer's view.
+function borneOff(board) {
+  let mine = 15;
+  let theirs = 15;
+  for (const n of board) {
+    if (n > 0) mine -= n;
+    else theirs += n;
+  }
+  return [mine, theirs];
 }
 
 async function tableView(id) {
@@ -294,15 +312,21 @@ async function tableView(id) {
   let steps = null;
   let contributionDraft = randomContribution(); // made here, after the commitment was shown
   let deadlineTimer = null;
+  let lastPlay = null; // {index (in the game's history), from: [place], to: [place]}
+  let animation = null; // {frames: [{board, slides}], k, dice, diceMine, timer}
+  let panel = null; // a finished game's result, shown until dismissed
+  let lastTap = { point: null, time: 0 }; // for double clicks and double taps
+  let playSent = false; // this page sent a play: its own checkers are not slid again
   const root = main();
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.id = "board";
   svg.setAttribute("role", "img");
   const status = h("div", { id: "status", "aria-live": "polite" });
+  const resultPanel = h("div", { id: "result-panel", class: "card", role: "dialog", "aria-live": "assertive", hidden: true });
   const controls = h("div", { id: "controls" });
   const side = h("aside", { id: "side" });
   const banner = h("div", { id: "connection", role: "status", hidden: true });
-  root.replaceChildren(h("div", { id: "table" }, h("div", { id: "board-wrap" }, banner, svg, status, controls), side));
+  root.replaceChildren(h("div", { id: "table" }, h("div", { id: "board-wrap" }, banner, svg, resultPanel, status, controls), side));
 
   // The live socket: the table after every change. A dropped connection (a server
   // restart, a network change) is retried with back-off; meanwhile the page says it
@@ -318,6 +342,77 @@ async function tableView(id) {
   let retryTimer = null;
   let left = false;
   const offline = () => connection !== "online";
+
+  // A table from the server (the socket's, or an action's answer, which may come
+  // after the socket brought the same or a later state). When it is newer, what
+  // happened in between is shown: a play slid checker by checker (not the one this
+  // page just sent), a finished game's result in a panel.
+  function adopt(next, resync = false) {
+    const before = table;
+    if (next.seq < before.seq && !resync) return; // an answer the socket overtook
+    table = next;
+    if (next.seq <= before.seq) return;
+    clearTimeout(animation && animation.timer);
+    animation = null;
+    const oldResults = (before.results || []).length;
+    const newResults = (next.results || []).length;
+    if (newResults > oldResults && next.game_number >= before.game_number) {
+      panel = { number: newResults, result: next.results[newResults - 1] };
+    }
+    if (!before.game || !next.game || next.game_number !== before.game_number) {
+      if (next.game_number !== before.game_number) lastPlay = null;
+      return;
+    }
+    const old = before.game.history;
+    const now = next.game.history;
+    if (now.length <= old.length) return;
+    const added = now.slice(old.length);
+    const moves = added.filter((a) => a.kind === "move");
+    if (moves.length !== 1) return;
+    const action = moves[0];
+    const index = old.length + added.indexOf(action);
+    if (!action.play || !action.dice) { lastPlay = null; return; }
+    const side = action.seat;
+    const moverView = (board) => (side === 0 ? board : flip(board));
+    const start = moverView(before.game.board);
+    const path = playPath(start, moverView(next.game.board), action.dice);
+    if (!path) return;
+    const mine = side === viewer();
+    const sent = mine && playSent;
+    if (mine) playSent = false;
+    const place = (p, to) => {
+      if (p === 25) return mine ? "bar" : "their-bar";
+      if (p === 0 && to) return mine ? "off" : "their-off";
+      return mine ? p : 25 - p;
+    };
+    lastPlay = { index, from: path.map((m) => place(m[0], false)), to: path.map((m) => place(m[1], true)) };
+    const ms = SPEEDS[settings().speed];
+    if (sent || !ms) return;
+    // The frames: the board after each single move, its checker sliding in from
+    // where it stood (and a checker it hit sliding to the bar).
+    const homeRight = orientation();
+    const frames = [];
+    let board = start;
+    for (const [from, to] of path) {
+      const toViewer = (b) => (mine ? b : flip(b));
+      const shown = toViewer(board);
+      const fromPlace = place(from, false);
+      const count = fromPlace === "bar" ? shown[25] : fromPlace === "their-bar" ? -shown[0] : Math.abs(shown[fromPlace]);
+      const slides = [{ place: place(to, true), from: checkerSpot(fromPlace, count - 1, homeRight), ms }];
+      if (to >= 1 && board[to] === -1) slides.push({ place: mine ? "their-bar" : "bar", from: checkerSpot(place(to, true), 0, homeRight), ms });
+      board = applyMove(board, [from, to]);
+      frames.push({ board: toViewer(board), slides });
+    }
+    animation = { frames, k: 0, dice: action.dice, diceMine: mine, timer: null };
+    const advance = () => {
+      if (!animation) return;
+      animation.k += 1;
+      if (animation.k >= animation.frames.length) animation = null;
+      else animation.timer = setTimeout(advance, ms + 80);
+      render();
+    };
+    animation.timer = setTimeout(advance, ms + 80);
+  }
 
   function connect() {
     clearTimeout(retryTimer);
@@ -342,7 +437,7 @@ async function tableView(id) {
         }
         if (resync || newer || changed) {
           const moved = !(resync && same); // a move half entered survives a reconnection
-          table = message.table;
+          adopt(message.table, resync);
           if (moved) {
             input = null;
             selected = null;
@@ -395,7 +490,7 @@ async function tableView(id) {
     controls.querySelectorAll("button, select").forEach((b) => (b.disabled = true));
     try { await work(); } catch (error) {
       showError(error);
-      if (error.code === "stale") { table = await api("GET", `/api/tables/${table.id}`); }
+      if (error.code === "stale") adopt(await api("GET", `/api/tables/${table.id}`), true);
     } finally {
       delete node.dataset.busy;
       render();
@@ -404,7 +499,8 @@ async function tableView(id) {
 
   function send(command) {
     return busy(async () => {
-      table = await api("POST", `/api/tables/${table.id}/actions`, { ...command, seq: table.seq });
+      if (command.action === "play") playSent = true;
+      adopt(await api("POST", `/api/tables/${table.id}/actions`, { ...command, seq: table.seq }));
       input = null;
       selected = null;
       hint = null;
@@ -412,7 +508,7 @@ async function tableView(id) {
   }
 
   function post(path) {
-    return busy(async () => { table = await api("POST", `/api/tables/${table.id}/${path}`); });
+    return busy(async () => { adopt(await api("POST", `/api/tables/${table.id}/${path}`)); });
   }
 
   const mySeat = () => table.you;
@@ -434,6 +530,7 @@ async function tableView(id) {
     if (selected !== null && input.destinations(selected).includes(point)) {
       input.move(selected, point);
       selected = null;
+      lastTap = { point: null, time: 0 }; // a click after a move starts a new selection
       const only = input.options();
       const sources = [...new Set(only.map((o) => o.from))];
       if (sources.length === 1 && input.board[25] > 0) selected = sources[0];
@@ -455,16 +552,45 @@ async function tableView(id) {
     const up = (e) => {
       window.removeEventListener("pointerup", up);
       const target = pointAt(svg, e.clientX, e.clientY);
-      if (target !== null && target !== point && input && input.destinations(point).includes(target)) onPoint(target);
+      if (target !== null && target !== point && input && input.destinations(point).includes(target)) {
+        lastTap = { point: null, time: 0 };
+        onPoint(target);
+      } else if (target === point && input) {
+        // Released where it was pressed: a click (or tap). The second within 0.4 s on
+        // the same checker is a double click: it moves by the first die in the
+        // shown order that it can use (onto the tray where it bears off).
+        const now = Date.now();
+        const double = lastTap.point === point && now - lastTap.time < 400;
+        lastTap = double ? { point: null, time: 0 } : { point, time: now };
+        if (double && input.quickMove(point)) {
+          selected = null;
+          render();
+        }
+      }
     };
     window.addEventListener("pointerup", up);
+  }
+
+  function orientation() {
+    const cfg = settings();
+    return cfg.swap && table.game_number % 2 === 0 ? !cfg.homeRight : cfg.homeRight;
+  }
+
+  // The latest roll that could not be played, while the viewer's side has not played since.
+  function noPlay(history) {
+    for (let i = history.length - 1; i >= 0; i--) {
+      const a = history[i];
+      if (a.kind !== "move") continue;
+      if (!a.play) return a;
+      if (a.seat === viewer()) return null;
+    }
+    return null;
   }
 
   function render() {
     const game = table.game;
     const cfg = settings();
-    let homeRight = cfg.homeRight;
-    if (cfg.swap && table.game_number % 2 === 0) homeRight = !homeRight;
+    const homeRight = orientation();
     const myTurn = table.you_act;
     if (game && myTurn && game.decision === "play" && !input) input = new MoveInput(viewerBoard(game.board), game.dice, game.legal_plays);
     if (!game || !myTurn || game.decision !== "play") input = null;
@@ -477,6 +603,19 @@ async function tableView(id) {
     if (game && (game.decision === "take or pass" || game.decision === "accept or beaver")) cube = game.cube * 2;
     let owner = game ? game.cube_owner : null;
     let off = game ? [game.off[viewer()], game.off[1 - viewer()]] : [0, 0];
+    let diceMine = game && game.on_roll === viewer();
+    let diceUsed = null;
+    let onDice = null;
+    let marks = null;
+    let slides = null;
+    // Between turns the last roll stays on its side, dimmed: the computer's and the opponent's too.
+    const last = game && game.history.length ? game.history[game.history.length - 1] : null;
+    if (game && !dice && last && last.kind === "move" && last.dice) {
+      dice = last.dice;
+      diceMine = last.seat === viewer();
+      diceUsed = [true, true];
+    }
+    if (game && lastPlay && lastPlay.index === game.history.length - 1) marks = { from: lastPlay.from, to: lastPlay.to };
     if (replayAt !== null && steps) {
       const step = steps[replayAt];
       board = viewerBoard(step.board);
@@ -484,8 +623,23 @@ async function tableView(id) {
       cube = step.cube;
       owner = step.cube_owner;
       off = [step.off[viewer()], step.off[1 - viewer()]];
+      marks = null;
+    } else if (animation) {
+      const frame = animation.frames[animation.k];
+      board = frame.board;
+      off = borneOff(board);
+      dice = animation.dice;
+      diceMine = animation.diceMine;
+      diceUsed = null;
+      slides = frame.slides;
+      marks = null;
     } else if (input) {
       board = input.board;
+      dice = input.dice;
+      diceMine = true;
+      diceUsed = input.usedDice();
+      if (input.moves.length) marks = null;
+      else if (dice.length === 2 && dice[0] !== dice[1]) onDice = () => { if (input && input.swapDice()) { selected = null; render(); } };
     }
     if (board) {
       drawBoard(svg, {
@@ -494,7 +648,11 @@ async function tableView(id) {
         colours: viewer() === 0 ? ["white", "black"] : ["black", "white"],
         off,
         dice,
-        diceMine: game && game.on_roll === viewer(),
+        diceMine,
+        diceUsed,
+        onDice,
+        marks,
+        slides,
         cube: game && game.cube_in_play ? { value: cube } : null,
         cubeOwnerIsMe: owner === null ? null : owner === viewer(),
         selected,
@@ -509,6 +667,7 @@ async function tableView(id) {
     renderStatus(game, myTurn);
     renderControls(game, myTurn);
     renderSide(game, cfg);
+    renderPanel();
     renderConnection();
   }
 
@@ -534,6 +693,49 @@ async function tableView(id) {
     status.querySelectorAll("button").forEach((b) => (b.disabled = true));
   }
 
+  // A game just finished: its result, the score, and what comes next.
+  function renderPanel() {
+    if (!panel || replayAt !== null) {
+      resultPanel.hidden = true;
+      resultPanel.replaceChildren();
+      return;
+    }
+    const r = panel.result;
+    const close = () => { panel = null; render(); };
+    const lines = [
+      h("h3", { text: t("game_n_over", { n: panel.number }) }),
+      h("p", { class: "result", id: "panel-result", text: t("game_result", { name: nameOfSide(r.winner), n: r.points, kind: t(`result_${r.kind}`) }) }),
+    ];
+    if (!isChouette()) {
+      const score = [0, 1].map((seat) => `${table.seats[seat].name} ${table.score[seat]}`).join(" – ");
+      lines.push(h("p", { id: "panel-score", text: table.match_length ? `${t("score")}: ${score} (${t("match_to", { n: table.match_length })})` : `${t("score")}: ${score}` }));
+    }
+    if (table.status === "finished" && table.match_length && table.winner !== null) lines.push(h("p", { class: "result", id: "panel-match", text: t("match_over", { name: nameOf(table.winner) }) }));
+    const buttons = [];
+    if (table.between_games && mySeat() !== null) {
+      buttons.push(button("next_game", () => { panel = null; post("next-game"); }, { class: "primary" }), button("end_session", () => { panel = null; post("end"); }));
+    } else if (table.status === "finished") {
+      if (!isChouette() && mySeat() !== null) buttons.push(button("rematch", rematch, { class: "primary" }));
+      buttons.push(button("close", close));
+    } else {
+      buttons.push(button("continue", close, { class: "primary" }));
+    }
+    lines.push(h("div", { class: "buttons" }, ...buttons));
+    resultPanel.replaceChildren(...lines);
+    resultPanel.hidden = false;
+  }
+
+  // The same match again, same rules and colours, against the same kind of opponent.
+  function rematch() {
+    const computer = table.seats.find((s) => s.kind === "computer");
+    const body = { ...table.rules, opponent: computer ? "computer" : "person", seat: mySeat() };
+    if (computer) body.level = computer.level;
+    return busy(async () => {
+      const fresh = await api("POST", "/api/tables", body);
+      navigate(`/play/${fresh.id}`);
+    });
+  }
+
   function renderSeeding(lines) {
     if (table.you_contribute) {
       const input = h("input", { id: "contribution", maxlength: 64, value: contributionDraft, dir: "ltr", oninput: (e) => { contributionDraft = e.target.value; } });
@@ -543,7 +745,7 @@ async function tableView(id) {
         h("p", { class: "commitment" }, `${t("dice_commitment")}: `, h("code", { text: table.dice_commitment })),
         h("label", {}, h("span", { text: `${t("contribution")}: ` }), input),
         h("button", { id: "contribute", class: "primary", "data-action": "contribute", text: t("contribute"),
-          onclick: () => busy(async () => { table = await api("POST", `/api/tables/${table.id}/seed?seq=${table.seq}`, { contribution: contributionDraft }); }) })));
+          onclick: () => busy(async () => { adopt(await api("POST", `/api/tables/${table.id}/seed?seq=${table.seq}`, { contribution: contributionDraft })); }) })));
       return;
     }
     const mine = table.contributions.find((c) => c.seat === mySeat());
@@ -571,6 +773,8 @@ async function tableView(id) {
     } else if (game) {
       if (game.result) lines.push(h("p", { class: "result", text: t("game_over", { name: nameOfSide(game.result.winner), n: game.result.points }) }));
       if (game.decision === "take or pass" || game.decision === "accept or beaver") lines.push(h("p", { text: t("offers_double", { name: nameOfSide(game.on_roll), n: game.cube * 2 }) }));
+      const stuck = noPlay(game.history);
+      if (stuck) lines.push(h("p", { id: "no-play", text: t("no_legal_play", { name: nameOfSide(stuck.seat), dice: stuck.dice.join("-") }) }));
       if (table.votes.length) lines.push(h("p", { id: "proposal", text: t("team_proposes", { name: nameOfSide(1) }) }));
       if (game.resignation) lines.push(h("p", { text: t("offers_resign", { name: nameOfSide(game.on_roll), n: game.resignation }) }));
       if (table.to_act !== null) lines.push(h("p", { class: myTurn ? "turn mine" : "turn", text: myTurn ? t("your_turn") : t("their_turn", { name: table.waiting_for.map(nameOf).join(", ") }) }));
@@ -590,13 +794,16 @@ async function tableView(id) {
       buttons.push(button("next_game", () => post("next-game"), { class: "primary" }), button("end_session", () => post("end")));
     } else if ((table.status === "waiting" || table.status === "seeding") && mySeat() !== null) {
       buttons.push(button("end_session", () => post("end")));
+    } else if (table.status === "finished" && !isChouette() && mySeat() !== null) {
+      buttons.push(button("rematch", rematch));
     }
     if (game && myTurn) {
       const legal = new Set(game.legal_actions);
       if (input) {
         const done = input.complete();
         buttons.push(button("confirm", () => send({ action: "play", play: done.play }), { class: "primary", disabled: !done }));
-        buttons.push(button("undo", () => { input.reset(); selected = null; render(); }, { disabled: !input.moves.length }));
+        buttons.push(button("undo", () => { input.undo(); selected = null; render(); }, { disabled: !input.moves.length }));
+        buttons.push(button("undo_all", () => { input.reset(); selected = null; render(); }, { disabled: input.moves.length < 2 }));
       }
       for (const action of ["roll", "double", "agree", "refuse", "take", "pass", "beaver", "raccoon", "accept", "reject"]) {
         if (legal.has(action)) buttons.push(button(action, () => send({ action }), { class: action === "roll" || action === "take" ? "primary" : "" }));
@@ -645,6 +852,10 @@ async function tableView(id) {
         h("option", { value: "right", selected: cfg.homeRight, text: t("bottom_right") }),
         h("option", { value: "left", selected: !cfg.homeRight, text: t("bottom_left") })));
     const swap = h("label", { class: "check" }, h("input", { type: "checkbox", id: "swap", checked: cfg.swap, onchange: (e) => { localStorage.setItem("nard.swap", e.target.checked ? "1" : "0"); render(); } }), h("span", { text: t("swap_sides") }));
+    const speed = h("label", { class: "check" },
+      h("span", { text: `${t("animation")}: ` }),
+      h("select", { id: "speed", onchange: (e) => { localStorage.setItem("nard.speed", e.target.value); render(); } },
+        ...Object.keys(SPEEDS).map((v) => h("option", { value: v, selected: v === cfg.speed, text: t(`speed_${v}`) }))));
     const fair = h("div", { id: "fair" },
       h("p", {}, `${t("dice_commitment")}: `, h("code", { text: table.dice_commitment })),
       h("p", {}, `${t("contributions_title")}: `),
@@ -659,7 +870,12 @@ async function tableView(id) {
       h("button", { "data-action": "replay_back", onclick: () => stepReplay(-1), text: t("step_back") }),
       h("span", { id: "replay-step", text: replayAt === null ? t("replay") : `${replayAt + 1} / ${steps.length}` }),
       h("button", { "data-action": "replay_forward", onclick: () => stepReplay(1), text: t("step_forward") })) : null;
-    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", orientation, swap, fair, downloads);
+    const scrolled = $("#history", side);
+    const following = !scrolled || scrolled.scrollTop + scrolled.clientHeight >= scrolled.scrollHeight - 4;
+    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", orientation, swap, speed, fair, downloads);
+    // The newest entry in view, unless the player scrolled back to read.
+    if (following) historyList.scrollTop = historyList.scrollHeight;
+    else historyList.scrollTop = scrolled.scrollTop;
   }
 
   async function stepReplay(delta) {

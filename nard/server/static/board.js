@@ -93,11 +93,23 @@ function finals(board, dice, out = new Map(), path = []) {
   return out;
 }
 
+// The single moves of a play that took the mover's `before` board to `after` with
+// `dice` (both boards in the mover's view), or null if no such play exists.
+export function playPath(before, after, dice) {
+  const all = dice[0] === dice[1] ? [dice[0], dice[0], dice[0], dice[0]] : dice.slice();
+  const path = finals(before, all).get(key(after));
+  return path === undefined ? null : path;
+}
+
+export { applyMove };
+
 // The move entry of one turn: the checkers moved so far, what may move next.
 export class MoveInput {
   constructor(board, dice, legalPlays) {
     this.start = board;
-    this.dice = dice[0] === dice[1] ? [dice[0], dice[0], dice[0], dice[0]] : dice.slice();
+    // The larger die first: the one a double click uses first (a click on the dice swaps them).
+    const [a, b] = dice[0] >= dice[1] ? [dice[0], dice[1]] : [dice[1], dice[0]];
+    this.dice = a === b ? [a, a, a, a] : [a, b];
     this.legal = new Map(legalPlays.map((p) => [key(p.board), p]));
     this.reset();
   }
@@ -106,6 +118,56 @@ export class MoveInput {
     this.board = this.start.slice();
     this.left = this.dice.slice();
     this.moves = [];
+    this.used = []; // the die each move used
+  }
+
+  // Take back the last move only.
+  undo() {
+    if (!this.moves.length) return;
+    const moves = this.moves.slice(0, -1);
+    const used = this.used.slice(0, -1);
+    this.reset();
+    for (let i = 0; i < moves.length; i++) this._apply(moves[i], used[i]);
+  }
+
+  // Swap the order of the two dice (before any is used): which one a double click takes first.
+  swapDice() {
+    if (this.moves.length || this.dice[0] === this.dice[1]) return false;
+    this.dice = [this.dice[1], this.dice[0]];
+    this.left = this.dice.slice();
+    return true;
+  }
+
+  // Which of the dice, in their shown order, are used by the moves so far.
+  usedDice() {
+    const left = this.left.slice();
+    return this.dice.map((die) => {
+      const i = left.indexOf(die);
+      if (i < 0) return true;
+      left.splice(i, 1);
+      return false;
+    });
+  }
+
+  // A double click's move from `from`: by the first die in the shown order that can
+  // move this checker towards a legal play (onto the tray where it bears off).
+  quickMove(from) {
+    const options = this.options().filter((o) => o.from === from);
+    for (const die of this.left) {
+      const option = options.find((o) => o.die === die);
+      if (option) {
+        this._apply([option.from, option.to], option.die);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  _apply(move, die) {
+    this.board = applyMove(this.board, move);
+    this.left.splice(this.left.indexOf(die), 1);
+    this.moves.push(move);
+    this.used.push(die);
   }
 
   // Single moves now possible that still lead to a legal play.
@@ -135,11 +197,11 @@ export class MoveInput {
   }
 
   move(from, to) {
-    const option = this.options().find((o) => o.from === from && o.to === to);
-    if (!option) return false;
-    this.board = applyMove(this.board, [from, to]);
-    this.left.splice(this.left.indexOf(option.die), 1);
-    this.moves.push([from, to]);
+    // The die in the shown order first, where two could make this move.
+    const options = this.options().filter((o) => o.from === from && o.to === to);
+    if (!options.length) return false;
+    const option = this.left.map((die) => options.find((o) => o.die === die)).find(Boolean);
+    this._apply([from, to], option.die);
     return true;
   }
 
@@ -165,10 +227,28 @@ function pointPlace(point, homeRight) {
   return { x, bottom };
 }
 
+// Where the checker number `index` (0 at the edge) of a place is drawn, in the
+// viewer's board: a point 1-24, "bar" (the viewer's, bottom half), "their-bar",
+// "off" (the viewer's tray end) or "their-off".
+export function checkerSpot(place, index, homeRight) {
+  const leftEdge = homeRight ? FRAME : FRAME + TRAY;
+  const barCx = leftEdge + 6 * POINT_W + BAR / 2;
+  const trayCx = (homeRight ? leftEdge + 12 * POINT_W + BAR : FRAME) + TRAY / 2;
+  const i = Math.min(index, 4);
+  if (place === "bar") return { x: barCx, y: H / 2 + 40 + i * 2 * R };
+  if (place === "their-bar") return { x: barCx, y: H / 2 - 40 - i * 2 * R };
+  if (place === "off") return { x: trayCx, y: H - FRAME - 2 - index * 14 };
+  if (place === "their-off") return { x: trayCx, y: FRAME + index * 14 + 8 };
+  const { x, bottom } = pointPlace(place, homeRight);
+  return { x, y: bottom ? H - FRAME - R - i * 2 * R : FRAME + R + i * 2 * R };
+}
+
 export function drawBoard(svg, state) {
   // state: {board (viewer's side), viewerSeat, homeRight, colours: [c0, c1],
-  //         off: [mine, theirs], dice, cube, cubeOwnerIsMe (true/false/null),
-  //         selected, targets, onPoint(point), labels}
+  //         off: [mine, theirs], dice, diceMine, diceUsed, onDice(), cube,
+  //         cubeOwnerIsMe (true/false/null), selected, targets, onPoint(point),
+  //         marks: {from: [place], to: [place]} (the last play), slides:
+  //         [{place, from: {x, y}, ms}] (checkers on their way to a place), labels}
   svg.replaceChildren();
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   const homeRight = state.homeRight;
@@ -216,8 +296,8 @@ export function drawBoard(svg, state) {
   // The whole tray takes a bear-off: its checkers and label let clicks through (CSS).
   const off = el("rect", { x: trayLeft, y: FRAME, width: TRAY, height: H - 2 * FRAME, class: `offzone${targets.has(0) ? " target" : ""}`, "data-point": 0 }, svg);
   off.addEventListener("click", () => state.onPoint && state.onPoint(0));
-  for (let i = 0; i < state.off[0]; i++) el("rect", { x: trayLeft + 10, y: H - FRAME - 8 - i * 14, width: TRAY - 20, height: 11, rx: 3, class: `offchecker c${mine}` }, svg);
-  for (let i = 0; i < state.off[1]; i++) el("rect", { x: trayLeft + 10, y: FRAME + i * 14 + 2, width: TRAY - 20, height: 11, rx: 3, class: `offchecker c${theirs}` }, svg);
+  for (let i = 0; i < state.off[0]; i++) el("rect", { x: trayLeft + 10, y: H - FRAME - 8 - i * 14, width: TRAY - 20, height: 11, rx: 3, class: `offchecker c${mine}`, "data-place": "off" }, svg);
+  for (let i = 0; i < state.off[1]; i++) el("rect", { x: trayLeft + 10, y: FRAME + i * 14 + 2, width: TRAY - 20, height: 11, rx: 3, class: `offchecker c${theirs}`, "data-place": "their-off" }, svg);
   const offLabel = el("text", { x: trayLeft + TRAY / 2, y: H / 2 + 20, class: "label traylabel" }, svg);
   offLabel.textContent = state.labels.off;
 
@@ -233,8 +313,67 @@ export function drawBoard(svg, state) {
   if (state.dice) {
     // The side on roll's dice lie on its right: the viewer's on the right half.
     const centre = state.diceMine ? barX + BAR + 3 * POINT_W : leftEdge + 3 * POINT_W;
-    state.dice.forEach((face, i) => drawDie(svg, centre - 35 + i * 70, H / 2, face, state.diceUsed && state.diceUsed[i]));
+    const first = centre - 35 * (state.dice.length - 1);
+    const group = el("g", { class: `dice${state.onDice ? " swappable" : ""}`, "data-mine": state.diceMine ? 1 : 0 }, svg);
+    if (state.onDice) {
+      // The gap between the dice is theirs too.
+      el("rect", { x: first - 30, y: H / 2 - 30, width: 70 * (state.dice.length - 1) + 60, height: 60, class: "dicezone" }, group);
+      group.setAttribute("role", "button");
+      group.addEventListener("click", () => state.onDice());
+    }
+    state.dice.forEach((face, i) => drawDie(group, first + i * 70, H / 2, face, state.diceUsed && state.diceUsed[i]));
   }
+  drawMarks(svg, state);
+  drawSlides(svg, state);
+}
+
+// The last play: a faint ring where each checker left, a bright one on where it went.
+function drawMarks(svg, state) {
+  if (!state.marks) return;
+  const count = (place) => {
+    if (place === "bar") return state.board[25];
+    if (place === "their-bar") return -state.board[0];
+    if (place === "off") return state.off[0];
+    if (place === "their-off") return state.off[1];
+    return Math.abs(state.board[place]);
+  };
+  for (const place of new Set(state.marks.from)) {
+    const spot = checkerSpot(place, count(place), state.homeRight);
+    el("circle", { cx: spot.x, cy: spot.y, r: R - 4, class: "ghost", "data-place": place }, svg);
+  }
+  for (const place of new Set(state.marks.to)) {
+    if (place === "off" || place === "their-off") continue;
+    const spot = checkerSpot(place, Math.max(0, count(place) - 1), state.homeRight);
+    el("circle", { cx: spot.x, cy: spot.y, r: R + 2, class: "moved", "data-place": place }, svg);
+  }
+}
+
+// Checkers on their way: each is drawn where it now stands (the board is the one
+// after the move) and slides there from where it came.
+function drawSlides(svg, state) {
+  for (const slide of state.slides || []) {
+    const node = topChecker(svg, slide.place);
+    if (!node) continue;
+    const box = node.getBBox();
+    const dx = slide.from.x - (box.x + box.width / 2);
+    const dy = slide.from.y - (box.y + box.height / 2);
+    node.classList.add("sliding");
+    node.style.transition = "none";
+    node.style.transform = `translate(${dx}px, ${dy}px)`;
+    node.getBoundingClientRect(); // the start is laid out before the transition
+    node.style.transition = `transform ${slide.ms}ms ease-in-out`;
+    node.style.transform = "translate(0px, 0px)";
+  }
+}
+
+function topChecker(svg, place) {
+  if (place === "off" || place === "their-off") {
+    const all = svg.querySelectorAll(`.offchecker[data-place="${place}"]`);
+    return all.length ? all[all.length - 1] : null;
+  }
+  const point = place === "bar" ? 25 : place === "their-bar" ? 0 : place;
+  const all = svg.querySelectorAll(`.checker[data-point="${point}"]`);
+  return all.length ? all[all.length - 1] : null;
 }
 
 function drawStack(svg, x, bottom, n, colour, point, state, startY = null) {
