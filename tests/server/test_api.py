@@ -151,8 +151,10 @@ def test_money_sessions_start_games_on_request_and_end_between_games(
     assert error_of(refused) == (409, "game_in_progress")
     table = play_until(client, table, headers)
     assert table["between_games"] is True and table["game"]["result"] is not None
+    assert table["results"] == [table["game"]["result"]]
     table = client.post(f"/api/tables/{tid}/next-game", headers=headers).json()
     assert table["game_number"] == 2 and table["between_games"] is False
+    assert len(table["results"]) == 1  # the finished game's result stays with the table
     assert error_of(client.post(f"/api/tables/{tid}/next-game", headers=headers)) == (
         409,
         "game_in_progress",

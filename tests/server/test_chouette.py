@@ -62,6 +62,7 @@ def test_a_chouette_with_the_computer_plays_games_and_rotates(
                 table = client.get(f"/api/tables/{tid}").json()
                 assert table["you_act"] or table["between_games"], table["waiting_for"]
         assert table["between_games"] and table["game"]["result"] is not None
+        assert table["results"] == [table["game"]["result"]]
         assert sum(table["score"]) == 0 and any(table["score"])
         # Mid-table, the record cannot be verified yet: the seed is secret.
         _, dice = read_json(client.get(f"/api/tables/{tid}/record.json").text)
