@@ -37,6 +37,7 @@ from nard.server.tables import (
     TableRules,
     game_view,
     result_view,
+    step_caption,
 )
 
 __all__ = ["ChouetteTable"]
@@ -201,8 +202,9 @@ class ChouetteTable(TableBase):
         if action not in self.legal_for(seat):
             allowed = ", ".join(self.legal_for(seat))
             raise MatchStateError(f"{action!r} is not possible now; seat {seat} may: {allowed}")
+        before = self._actions()
         self._apply(seat, command)
-        self._logged(seat, command)
+        self._logged(seat, command, before)
         return [(seat, command)]
 
     def _apply(self, seat: int, command: Mapping[str, Any]) -> None:
@@ -247,9 +249,11 @@ class ChouetteTable(TableBase):
                 self._seat_players()
             else:
                 self.chouette_new_game()
-        else:
-            self._apply(seat, parse_command(command))
-        self._logged(seat, dict(command))
+            self._logged(seat, dict(command))
+            return
+        before = self._actions()
+        self._apply(seat, parse_command(command))
+        self._logged(seat, dict(command), before)
 
     def scores(self) -> list[int]:
         return self.standings()
@@ -257,19 +261,25 @@ class ChouetteTable(TableBase):
     def game_number(self) -> int:
         return len(self.chouette.games) if self.chouette else 0
 
-    def _logged(self, seat: int, command: dict[str, Any]) -> None:
+    def _actions(self) -> int:
+        """How many actions the game in play has recorded."""
+        return len(self.game.actions) if self.game else 0
+
+    def _logged(self, seat: int, command: dict[str, Any], before: int = 0) -> None:
         self.log.append((seat, command))
-        if seat == TABLE_SEAT:
-            text = ""
-        elif command["action"] == "play":
-            dice = self.game.dice if self.game else None
-            last = self.game.actions[-1] if self.game and self.game.actions else None
-            rolled = last.dice if last is not None and last.dice else dice
-            shown = f"{rolled[0]}-{rolled[1]} " if rolled else ""
-            text = f"{self.seats[seat].name}: {shown}{command['play']}"
-        else:
-            text = f"{self.seats[seat].name}: {command['action']}"
-        self._snapshot(text)
+        game = self.game
+        if game is None:
+            return
+        current = self.current
+        assert current is not None
+
+        def side_name(side: int) -> str:
+            key = current.box if side == BOX else current.captain
+            return self.seats[self.seat_of_key(key)].name
+
+        name = self.seats[seat].name if seat != TABLE_SEAT else None
+        recorded = len(game.actions) > before
+        self._snapshot(step_caption(game, command["action"], name, side_name, recorded))
 
     # -- records and the client's view ------------------------------------------
     def record(self) -> MatchRecord:

@@ -22,7 +22,7 @@ the previous game ends) and the view a client is sent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -235,9 +235,10 @@ class TableBase:
     def _replay_game_action(self, seat: int, command: Mapping[str, Any]) -> None:
         raise NotImplementedError  # pragma: no cover - every kind of table has its own
 
-    def _snapshot(self, text: str) -> None:
+    def _snapshot(self, caption: dict[str, Any] | None) -> None:
         """Keep the board as it is after the action just logged (seat 0's side, or the
-        box's in a chouette, as the view gives it)."""
+        box's in a chouette, as the view gives it), with its caption (what happened,
+        for the page to say in its language) and the caption in English (``text``)."""
         game = self.game
         if game is None:
             return
@@ -251,7 +252,8 @@ class TableBase:
                 "cube": game.cube_value,
                 "cube_owner": game.cube_owner,
                 "score": self.scores(),
-                "text": text,
+                "caption": caption,
+                "text": caption_text(caption),
             }
         )
 
@@ -574,16 +576,10 @@ class LiveTable(TableBase):
     def _logged(self, seat: int, command: Command) -> None:
         self.log.append((seat, command.to_json()))
         game = self.game
-        last = game.actions[-1] if game and game.actions and seat != TABLE_SEAT else None
-        self._snapshot("" if last is None else self._step_text(last))
-
-    def _step_text(self, action: Action) -> str:
-        name = self.seats[action.player].name
-        if action.kind is ActionKind.MOVE:
-            dice = f"{action.dice[0]}-{action.dice[1]}" if action.dice else ""
-            return f"{name}: {dice} {action.play or '(no move)'}"
-        detail = f" {action.cube}" if action.cube else f" {action.resign}" if action.resign else ""
-        return f"{name}: {action.kind.value}{detail}"
+        if game is None:
+            return
+        name = self.seats[seat].name if seat != TABLE_SEAT else None
+        self._snapshot(step_caption(game, command.action, name, lambda s: self.seats[s].name))
 
     # -- records -------------------------------------------------------------
     def record(self) -> MatchRecord:
@@ -674,6 +670,69 @@ def game_view(game: Game, show_plays: bool, legal_actions: Sequence[str]) -> dic
         "result": None if result is None else result_view(result),
         "history": [_action_text(a) for a in game.actions],
     }
+
+
+def step_caption(
+    game: Game,
+    action: str,
+    name: str | None,
+    side_name: Callable[[int], str],
+    recorded: bool = True,
+) -> dict[str, Any]:
+    """What the step just taken did, for the replay viewer: ``kind`` (``opening``,
+    ``roll``, ``no_play``, ``play``, ``double``, ``take``, ``drop``, ``beaver``,
+    ``raccoon``, ``resign``, ``accept``, ``reject``, or in a chouette ``seating``,
+    ``propose_double``, ``agree``, ``refuse`` and a member's own ``take`` or
+    ``drop``), ``who`` and what goes with it (``dice``, ``play``, ``cube``,
+    ``points``). ``name`` is who acted (None: the table itself), ``side_name``
+    names the player of a side of the game, and ``recorded`` says whether the step
+    added an action to the game (a chouette member's vote does not)."""
+    last = game.actions[-1] if game.actions else None
+    if action == GameAction.OPENING_ROLL:
+        dice = list(game.dice) if game.dice else None
+        return {"kind": "opening", "who": side_name(game.on_roll), "dice": dice}
+    if action == GameAction.ROLL:
+        unplayed = last is not None and last.kind is ActionKind.MOVE and not last.play
+        if unplayed and last is not None and game.decision is not Decision.PLAY:
+            return {"kind": "no_play", "who": name, "dice": _listed(last.dice)}
+        return {"kind": "roll", "who": name, "dice": _listed(game.dice)}
+    if recorded and last is not None and action in set(GameAction):
+        if last.kind is ActionKind.MOVE:
+            return {"kind": "play", "who": name, "dice": _listed(last.dice), "play": last.play}
+        return {"kind": last.kind.value, "who": name, "cube": last.cube, "points": last.resign}
+    kinds = {"seat": "seating", "double": "propose_double", "pass": "drop"}
+    return {"kind": kinds.get(action, action), "who": name}
+
+
+def _listed(dice: Sequence[int] | None) -> list[int] | None:
+    return list(dice) if dice else None
+
+
+def caption_text(caption: Mapping[str, Any] | None) -> str:
+    """A step's caption in English."""
+    if caption is None:
+        return ""
+    who = caption.get("who") or ""
+    dice = caption.get("dice")
+    rolled = f"{dice[0]}-{dice[1]}" if dice else ""
+    kind = caption["kind"]
+    if kind == "opening":
+        return f"Opening roll {rolled}: {who} plays first"
+    if kind == "roll":
+        return f"{who} rolls {rolled}"
+    if kind == "no_play":
+        return f"{who} rolls {rolled}: no legal play"
+    if kind == "play":
+        return f"{who}: {rolled} {caption.get('play') or ''}".rstrip()
+    if kind in ("double", "beaver", "raccoon"):
+        return f"{who}: {kind} to {caption.get('cube')}"
+    if kind == "resign":
+        return f"{who}: resigns {caption.get('points')} point(s)"
+    if kind == "seating":
+        return "The players take their places"
+    if kind == "propose_double":
+        return f"{who}: proposes to double"
+    return f"{who}: {kind}"
 
 
 def result_view(result: GameResult) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, sync_playwright
 
 CHROMIUM = os.environ.get("NARD_CHROMIUM", "/usr/bin/chromium")
 
@@ -59,40 +59,49 @@ def enabled_actions(page: Page) -> list[str]:
     return actions
 
 
-def play_by_clicks(page: Page) -> None:
-    """Enter a whole play with clicks: a checker, then a highlighted point, until
-    Confirm is enabled; then Confirm."""
+def press(locator: Locator, tap: bool = False, **options: Any) -> None:
+    """A click, or a tap of a finger (a page with ``has_touch``)."""
+    if tap:
+        locator.tap(**options)
+    else:
+        locator.click(**options)
+
+
+def play_by_clicks(page: Page, tap: bool = False) -> None:
+    """Enter a whole play with clicks (or taps): a checker, then a highlighted point,
+    until Confirm is enabled; then Confirm."""
     for _ in range(10):
         confirm = page.locator("button[data-action=confirm]")
         if confirm.is_enabled():
-            confirm.click()
+            press(confirm, tap)
             settle(page)
             return
         points = page.eval_on_selector_all(
             "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
         )
         for point in points:
-            page.locator(f"#board .checker[data-point='{point}']").last.click()
+            press(page.locator(f"#board .checker[data-point='{point}']").last, tap)
             if page.locator("#board .target").count():
-                page.locator("#board .target").first.click(force=True)
+                press(page.locator("#board .target").first, tap, force=True)
                 break
         else:
             raise AssertionError("no checker could be moved, yet the play is not complete")
     raise AssertionError("the play was never complete")
 
 
-def take_turn(page: Page) -> bool:
+def take_turn(page: Page, tap: bool = False) -> bool:
     """Act once if the page waits for this player; False when it does not."""
     settle(page)
-    if page.locator("#result-panel button[data-action=continue]").is_visible():
-        page.click("#result-panel button[data-action=continue]")  # a game of the match ended
+    go_on = page.locator("#result-panel button[data-action=continue]")
+    if go_on.is_visible():
+        press(go_on, tap)  # a game of the match ended
     actions = enabled_actions(page)
     if page.locator("button[data-action=confirm]").count():
-        play_by_clicks(page)
+        play_by_clicks(page, tap)
         return True
     for action in ("roll", "take", "accept"):
         if action in actions:
-            page.click(f"button[data-action={action}]")
+            press(page.locator(f"button[data-action={action}]"), tap)
             settle(page)
             return True
     return False
@@ -127,13 +136,20 @@ def online_game(
     ann.select_option("select[name=opponent]", "person")
     ann.fill("input[name=match_length]", str(match_length))
     ann.click("#start")
-    contribute(ann)
+    ann_seed = contribute(ann)
     ann.wait_for_selector("#invite-link")
     link = ann.input_value("#invite-link")
     assert "invite=" in link
     bob.goto(link)
     ann.wait_for_selector("#waiting-contributions")  # the socket told Ann's page
-    contribute(bob)
+    bob_seed = contribute(bob)
     bob.wait_for_selector("#board .checker")
     ann.wait_for_selector("#board .checker")  # the socket told Ann's page
+    # Each sees their own contribution as theirs, the other's as the other's (the
+    # joining player was once shown the creator's seed labelled as theirs).
+    for page, mine, theirs in ((ann, ann_seed, bob_seed), (bob, bob_seed, ann_seed)):
+        rows = page.locator("#contributions li").all_inner_texts()
+        you = [r for r in rows if "(you)" in r]
+        assert len(you) == 1 and mine in you[0] and theirs not in you[0], rows
+        assert any(theirs in r for r in rows if "(you)" not in r), rows
     return ann, ann_errors, bob, bob_errors

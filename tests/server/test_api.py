@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from fastapi.testclient import TestClient
@@ -360,3 +361,29 @@ def test_sign_ins_expire(client: TestClient) -> None:
     assert client.get("/api/me").json() is None
     with storage.engine.connect() as connection:
         assert connection.exec_driver_sql("SELECT count(*) FROM auth_sessions").scalar() == 0
+
+
+def test_each_replay_step_has_its_own_caption(client: TestClient) -> None:
+    """Tried on 2026-12-05: a roll's step repeated the previous move's text (the
+    replay viewer showed each play twice, never the roll)."""
+    headers = guest(client)
+    table = new_table(client, headers, match_length=1)
+    table = play_until(client, table, headers)
+    steps = client.get(f"/api/tables/{table['id']}/replay").json()["steps"]
+    captions = [s["caption"] for s in steps]
+    assert captions[0]["kind"] == "opening" and len(captions[0]["dice"]) == 2
+    assert steps[0]["text"].startswith("Opening roll ")
+    kinds = {c["kind"] for c in captions}
+    assert {"opening", "roll", "play"} <= kinds
+    for before, step in itertools.pairwise(steps):
+        assert step["text"] != before["text"] or step["caption"]["kind"] == "no_play", step
+        caption = step["caption"]
+        if caption["kind"] in ("roll", "no_play"):
+            assert step["text"].startswith(f"{caption['who']} rolls "), step
+            assert caption["dice"] and len(caption["dice"]) == 2
+        if caption["kind"] == "play":
+            assert caption["play"] and caption["play"] in step["text"]
+    # The record's rolls and the replay's agree: each play follows its roll's dice.
+    for roll, play in itertools.pairwise(captions):
+        if roll["kind"] == "roll" and play["kind"] == "play":
+            assert play["dice"] == roll["dice"] and play["who"] == roll["who"]

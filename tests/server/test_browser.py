@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import socket
 import threading
 import time
@@ -378,7 +379,7 @@ def test_a_click_on_the_checkers_of_a_highlighted_point_moves_there(
             )
             if targets:
                 movable[point] = targets
-                page.locator(f"#board .checker[data-point='{point}']").last.click()
+                page.keyboard.press("Escape")  # put it back (a second click would move it)
         # A move onto a point whose own checkers could move too: pressing on them
         # selected them instead of moving there.
         for point, targets in movable.items():
@@ -565,4 +566,85 @@ def test_double_clicks_undo_one_move_and_the_dice_swap(base_url: str, browser: B
     assert page.locator(used).count() == 0 and undo.is_disabled()
     after = page.eval_on_selector_all("#board .checker", CHECKERS)
     assert after == start
+    assert errors == []
+
+
+def play_to_the_end(page: Page, tap: bool = False) -> None:
+    """Take every turn until the match is over (its Rematch button is there)."""
+    for _ in range(400):
+        if page.locator("#controls button[data-action=rematch]").count():
+            return
+        if not take_turn(page, tap):
+            page.wait_for_timeout(100)
+    raise AssertionError("the match did not end")
+
+
+def test_a_match_in_persian_by_clicks_replayed_by_keyboard(
+    base_url: str, browser: Browser, tmp_path: Path
+) -> None:
+    """A whole match in Persian; then its replay by keyboard, each step with its own
+    caption in Persian, the moves list following the step. Before: no keyboard,
+    captions in English (a roll's repeating the move before it), the computer named
+    in English, moves jumbled in the RTL list."""
+    page, errors = new_page(browser, locale="fa-IR")
+    start_as_guest(page, base_url, "Sara")
+    assert page.get_attribute("html", "dir") == "rtl"
+    page.fill("input[name=match_length]", "1")
+    page.click("#start")
+    contribute(page)
+    play_to_the_end(page)
+    assert "نرد (حرفه‌ای)" in page.inner_text("#score")  # the computer's name, translated
+    # Moves are isolated left to right inside the RTL list.
+    assert page.locator("#history li bdi[dir=ltr]").count() >= 2
+    page.locator("#result-panel button[data-action=close]").click()
+    page.keyboard.press("Home")
+    expect(page.locator("#replay-step")).to_contain_text("1 / ")  # once the steps came
+    total = int(page.inner_text("#replay-step").split("/")[1])
+    assert "تاس آغاز" in page.inner_text("#replay-text")  # the opening roll, in Persian
+    captions = [page.inner_text("#replay-text")]
+    for step in range(2, min(total, 8) + 1):
+        page.keyboard.press("ArrowLeft")  # forward, in a right-to-left page
+        assert page.inner_text("#replay-step").startswith(f"{step} / ")
+        captions.append(page.inner_text("#replay-text"))
+        # The moves list shows this game's steps so far, this one marked.
+        assert page.locator("#history li").count() == step
+        assert page.locator("#history li.current").inner_text() == captions[-1]
+    assert len(set(captions)) == len(captions), captions  # each step its own caption
+    assert any("تاس انداخت" in c for c in captions)  # a roll, said as a roll
+    # Nothing in English but the name and the moves (standard notation, kept left to right).
+    words = [re.sub("\u2066[^\u2069]*\u2069", "", c).replace("Sara", "") for c in captions]
+    assert not any(re.search("[A-Za-z]", w) for w in words), captions
+    page.keyboard.press("End")
+    assert page.inner_text("#replay-step") == f"{total} / {total}"
+    page.keyboard.press("Escape")
+    assert page.inner_text("#replay-step") != f"{total} / {total}"
+    page.screenshot(path=str(tmp_path / "fa-finished.png"), full_page=True)
+    assert errors == []
+
+
+def test_a_match_in_arabic_by_taps_on_a_phone(
+    base_url: str, browser: Browser, tmp_path: Path
+) -> None:
+    """A whole match on a 390x844 touch screen in Arabic, by taps only."""
+    page, errors = new_page(
+        browser,
+        locale="ar-EG",
+        viewport={"width": 390, "height": 844},
+        has_touch=True,
+        is_mobile=True,
+    )
+    page.goto(base_url + "/")
+    page.fill("input[name=guest_name]", "Omar")
+    page.locator("#guest-button").tap()
+    page.wait_for_selector("#who:has-text('Omar')")
+    page.fill("input[name=match_length]", "1")
+    page.locator("#start").tap()
+    page.wait_for_selector("#contribution")
+    page.locator("#contribute").tap()
+    page.wait_for_selector("#board .checker")
+    width = page.eval_on_selector("#board", "e => e.getBoundingClientRect().width")
+    assert width >= 370, f"the board is {width} px wide on a 390 px screen"
+    play_to_the_end(page, tap=True)
+    assert page.locator("#result-panel").is_visible()
+    page.screenshot(path=str(tmp_path / "ar-phone-finished.png"), full_page=True)
     assert errors == []

@@ -50,3 +50,31 @@ def test_every_refusal_the_server_can_give_is_translated() -> None:
     assert {"not_your_turn", "illegal_action", "stale", "csrf"} <= codes
     missing = {code for code in codes if f"err_{code}" not in strings_by_language()["en"]}
     assert not missing
+
+
+def advice_key(part: str) -> str:
+    """The key the page looks a part of the engine's cube advice up by (app.js
+    cubeAdvice)."""
+    return "cube_" + re.sub(r"[^a-z]+", "_", part.lower()).rstrip("_")
+
+
+def test_every_cube_advice_the_engine_gives_is_translated() -> None:
+    """Tried on 2026-12-05: the hint's cube advice stayed in English in fa and ar."""
+    source = (resources.files("nard.engine") / "cube.py").read_text(encoding="utf-8")
+    phrases = set(re.findall(r'"((?:[A-Z][a-z ]+?)(?:, [a-z ()]+)?)"', source))
+    advice = r"(Never|No|Optional|Too good|Double|Redouble)\b.*, |Doubling not available$"
+    phrases = {p for p in phrases if re.match(advice, p)}
+    assert len(phrases) >= 20, sorted(phrases)
+    strings = strings_by_language()["en"]
+    for phrase in phrases:
+        for part in phrase.split(", "):
+            assert advice_key(part) in strings, (phrase, advice_key(part))
+
+
+def test_every_replay_caption_is_translated() -> None:
+    from nard.notation.records import ActionKind
+
+    kinds = {"opening", "roll", "no_play", "play", "seating", "propose_double", "agree", "refuse"}
+    kinds |= {k.value for k in ActionKind if k is not ActionKind.MOVE}
+    strings = strings_by_language()["en"]
+    assert {f"step_{k}" for k in kinds} <= strings, {f"step_{k}" for k in kinds} - strings

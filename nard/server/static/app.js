@@ -269,6 +269,18 @@ function newGameForm() {
   return form;
 }
 
+// Text kept left to right inside a sentence of either direction (moves, dice).
+const ltr = (text) => `\u2066${text}\u2069`;
+
+// The engine's cube advice ("Redouble, take", "Too good to double, pass", ...) in the
+// page's language, part by part.
+function cubeAdvice(action) {
+  return action.split(", ").map((part) => {
+    const key = `cube_${part.toLowerCase().replace(/[^a-z]+/g, "_").replace(/_+$/, "")}`;
+    return has(key) ? t(key) : part;
+  }).join(t("comma"));
+}
+
 // -- the table --------------------------------------------------------------------
 
 // How long a checker takes to slide to its point, by the player's speed setting;
@@ -470,6 +482,27 @@ async function tableView(id) {
   }
   const onOnline = () => reconnectNow();
   window.addEventListener("online", onOnline);
+  // Escape puts a selected checker back. The replay by keyboard: the arrow keys step
+  // (mirrored in RTL), Home and End jump, Escape goes back to the game as it ended.
+  const onKey = (event) => {
+    if (event.target.closest("input, textarea, select")) return;
+    if (event.key === "Escape" && selected !== null) {
+      selected = null; // a checker picked up is put back
+      render();
+      return;
+    }
+    if (table.status !== "finished") return;
+    const rtl = document.documentElement.dir === "rtl";
+    const keys = { ArrowRight: rtl ? -1 : 1, ArrowLeft: rtl ? 1 : -1, Home: -Infinity, End: Infinity };
+    if (event.key in keys) {
+      event.preventDefault();
+      stepReplay(keys[event.key]);
+    } else if (event.key === "Escape" && replayAt !== null) {
+      replayAt = null;
+      render();
+    }
+  };
+  document.addEventListener("keydown", onKey);
   connect();
   // A keep-alive, so that the server does not close a quiet socket as idle.
   const keepAlive = setInterval(() => { if (socket.readyState === WebSocket.OPEN) socket.send('{"type":"ping"}'); }, 60000);
@@ -479,6 +512,7 @@ async function tableView(id) {
     clearTimeout(deadlineTimer);
     clearTimeout(retryTimer);
     window.removeEventListener("online", onOnline);
+    document.removeEventListener("keydown", onKey);
     socket.close();
   };
 
@@ -516,7 +550,18 @@ async function tableView(id) {
   // The game's side the board is drawn for: the caller's (in a chouette 0 is the
   // box, 1 the team), else side 0.
   const viewer = () => (table.side === null ? 0 : table.side);
-  const nameOf = (seat) => (seat === table.you ? `${table.seats[seat].name} (${t("seat_you")})` : table.seats[seat].name);
+  // A seat's name in the page's language: the computer's is "nard (level)".
+  const seatName = (seat) => {
+    const s = table.seats[seat];
+    if (!s) return "";
+    return s.kind === "computer" && s.level ? t("computer_seat", { level: t(`level_${s.level}`) }) : s.name;
+  };
+  const nameOf = (seat) => (seat === table.you ? `${seatName(seat)} (${t("seat_you")})` : seatName(seat));
+  // A name as the server wrote it (in replay captions), as the page shows it.
+  const shownName = (name) => {
+    const seat = table.seats.findIndex((s) => s.name === name);
+    return seat < 0 ? name || "" : seatName(seat);
+  };
   // Who plays a side of the game: the seat itself, or in a chouette the box or the captain.
   const sideSeat = (side) => (isChouette() ? table.roles.indexOf(side === 0 ? "box" : "captain") : side);
   const nameOfSide = (side) => nameOf(sideSeat(side));
@@ -707,7 +752,7 @@ async function tableView(id) {
       h("p", { class: "result", id: "panel-result", text: t("game_result", { name: nameOfSide(r.winner), n: r.points, kind: t(`result_${r.kind}`) }) }),
     ];
     if (!isChouette()) {
-      const score = [0, 1].map((seat) => `${table.seats[seat].name} ${table.score[seat]}`).join(" – ");
+      const score = [0, 1].map((seat) => `${seatName(seat)} ${table.score[seat]}`).join(" – ");
       lines.push(h("p", { id: "panel-score", text: table.match_length ? `${t("score")}: ${score} (${t("match_to", { n: table.match_length })})` : `${t("score")}: ${score}` }));
     }
     if (table.status === "finished" && table.match_length && table.winner !== null) lines.push(h("p", { class: "result", id: "panel-match", text: t("match_over", { name: nameOf(table.winner) }) }));
@@ -827,7 +872,7 @@ async function tableView(id) {
       if (data.kind === "plays") {
         hint = h("ol", { id: "hint" }, ...data.plays.slice(0, 5).map((p) => h("li", { text: `${p.play}  ${p.equity >= 0 ? "+" : ""}${p.equity.toFixed(3)}` })));
       } else {
-        hint = h("p", { id: "hint", text: t("hint_cube", { action: data.action }) });
+        hint = h("p", { id: "hint", text: t("hint_cube", { action: cubeAdvice(data.action) }) });
       }
       render();
     } catch (error) { showError(error); }
@@ -841,11 +886,19 @@ async function tableView(id) {
       ...seatsShown.map((seat) => h("div", { class: `player seat${seat}${table.waiting_for.includes(seat) ? " acting" : ""}`, "data-role": table.roles[seat] || null },
         h("span", { class: `swatch ${sideOf(seat) === 0 ? "white" : "black"}` }),
         h("span", { class: "name", text: nameOf(seat) + (table.roles[seat] ? ` — ${t(`role_${table.roles[seat]}`)}` : "") }),
-        h("span", { class: "points", text: String(table.score[seat]) }),
+        h("span", { class: "points", text: String(replayAt !== null && steps ? steps[replayAt].score[seat] : table.score[seat]) }),
         game && (!isChouette() || table.roles[seat] === "box" || table.roles[seat] === "captain") ? h("span", { class: "pips", text: `${t("pips")} ${game.pips[sideOf(seat)]}` }) : null)),
       table.crawford ? h("p", { class: "crawford", text: t("crawford_game") }) : null,
     );
-    const historyList = h("ol", { id: "history" }, ...(game ? game.history : []).map((a) => h("li", { text: describe(a) })));
+    // While replaying, the list follows the step: that game's steps so far, this one marked.
+    let historyList;
+    if (replayAt !== null && steps) {
+      const number = steps[replayAt].game;
+      const shown = steps.map((step, i) => ({ step, i })).filter(({ step, i }) => step.game === number && i <= replayAt);
+      historyList = h("ol", { id: "history", class: "replaying" }, ...shown.map(({ step, i }) => h("li", { "aria-current": i === replayAt ? "step" : null, class: i === replayAt ? "current" : null, text: caption(step) })));
+    } else {
+      historyList = h("ol", { id: "history" }, ...(game ? game.history : []).map((a) => h("li", {}, ...describe(a))));
+    }
     const orientation = h("label", { class: "check" },
       h("span", { text: `${t("orientation")}: ` }),
       h("select", { id: "orientation", onchange: (e) => { localStorage.setItem("nard.home", e.target.value); render(); } },
@@ -881,19 +934,34 @@ async function tableView(id) {
   async function stepReplay(delta) {
     try {
       if (!steps) steps = (await api("GET", `/api/tables/${table.id}/replay`)).steps;
-      replayAt = replayAt === null ? (delta > 0 ? 0 : steps.length - 1) : Math.min(steps.length - 1, Math.max(0, replayAt + delta));
+      if (!Number.isFinite(delta)) replayAt = delta > 0 ? steps.length - 1 : 0;
+      else replayAt = replayAt === null ? (delta > 0 ? 0 : steps.length - 1) : Math.min(steps.length - 1, Math.max(0, replayAt + delta));
       render();
-      $("#status").replaceChildren(h("p", { id: "replay-text", text: steps[replayAt].text }));
+      $("#status").replaceChildren(h("p", { id: "replay-text", text: caption(steps[replayAt]) }));
     } catch (error) { showError(error); }
   }
 
+  // One entry of the moves list: the move text kept left to right inside RTL text.
   function describe(action) {
-    const who = table.seats[sideSeat(action.seat)] ? table.seats[sideSeat(action.seat)].name : "";
-    if (action.kind === "move") return `${who}: ${action.dice.join("-")} ${action.play || "—"}`;
-    if (action.kind === "double" || action.kind === "beaver" || action.kind === "raccoon") return `${who}: ${t(action.kind)} → ${action.cube}`;
-    if (action.kind === "resign") return `${who}: ${t("resign")} ${action.resign}`;
-    if (action.kind === "drop") return `${who}: ${t("pass")}`;
-    return `${who}: ${t(action.kind)}`;
+    const who = `${seatName(sideSeat(action.seat))}: `;
+    if (action.kind === "move") return [who, h("bdi", { dir: "ltr", text: `${action.dice.join("-")} ${action.play || "—"}` })];
+    if (action.kind === "double" || action.kind === "beaver" || action.kind === "raccoon") return [who, `${t(action.kind)} → `, h("bdi", { text: String(action.cube) })];
+    if (action.kind === "resign") return [who, `${t("resign")} `, h("bdi", { text: String(action.resign) })];
+    if (action.kind === "drop") return [who, t("pass")];
+    return [who, t(action.kind)];
+  }
+
+  // A replay step's caption in the page's language (moves isolated left to right).
+  function caption(step) {
+    const c = step.caption;
+    if (!c || !has(`step_${c.kind}`)) return step.text;
+    return t(`step_${c.kind}`, {
+      who: shownName(c.who),
+      dice: c.dice ? ltr(c.dice.join("-")) : "",
+      play: ltr(c.play || "—"),
+      cube: c.cube ?? "",
+      points: c.points ?? "",
+    });
   }
 
   render();
@@ -901,10 +969,12 @@ async function tableView(id) {
 
 // -- archive ----------------------------------------------------------------------
 
+const archiveName = (seat) => (seat.kind === "computer" && seat.level ? t("computer_seat", { level: t(`level_${seat.level}`) }) : seat.name);
+
 async function archiveView() {
   const tables = await api("GET", "/api/my-tables");
   const rows = tables.map((table) => h("li", {},
-    h("a", { href: `/play/${table.id}`, "data-link": true, text: `${table.seats.map((s) => s.name).join(" — ")}` }),
+    h("a", { href: `/play/${table.id}`, "data-link": true, text: `${table.seats.map(archiveName).join(" — ")}` }),
     ` · ${table.match_length ? t("match_to", { n: table.match_length }) : t("money")} · ${t(`status_${table.status}`)} · ${table.created_at.slice(0, 16).replace("T", " ")}`));
   main().replaceChildren(h("section", { class: "card" }, h("h2", { text: t("nav_archive") }), rows.length ? h("ul", { id: "archive" }, ...rows) : h("p", { text: t("archive_empty") })));
   if (me && !me.guest) main().append(passwordForm());
