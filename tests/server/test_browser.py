@@ -648,3 +648,40 @@ def test_a_match_in_arabic_by_taps_on_a_phone(
     assert page.locator("#result-panel").is_visible()
     page.screenshot(path=str(tmp_path / "ar-phone-finished.png"), full_page=True)
     assert errors == []
+
+
+OVERLAPS = """async ([bar, off, owner]) => {
+  const { drawBoard } = await import("/static/board.js");
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.style.width = "1000px";
+  document.body.append(svg);
+  const board = new Array(26).fill(0);
+  board[25] = bar; board[0] = -bar;          // checkers on both bars
+  board[6] = 15 - bar - off; board[19] = -(15 - bar - off);
+  drawBoard(svg, { board, homeRight: true, colours: ["white", "black"], off: [off, off],
+    dice: [6, 5], diceMine: true, cube: { value: 2 }, cubeOwnerIsMe: owner,
+    selected: null, targets: [], labels: { off: "off" } });
+  const cube = svg.querySelector(".cube").getBBox();
+  const near = (b) => b.x < cube.x + cube.width && cube.x < b.x + b.width
+    && b.y < cube.y + cube.height && cube.y < b.y + b.height;
+  const others = svg.querySelectorAll(".checker, .offchecker, .die rect, .traylabel");
+  const hits = [...others].filter((n) => near(n.getBBox()));
+  svg.remove();
+  return hits.map((n) => n.getAttribute("class"));
+}"""
+
+
+@pytest.mark.parametrize(
+    ("bar", "off", "owner"),
+    [(4, 0, None), (1, 0, None), (0, 14, True), (0, 14, False), (2, 12, True)],
+)
+def test_the_cube_sits_clear_of_the_checkers(
+    base_url: str, browser: Browser, bar: int, off: int, owner: bool | None
+) -> None:
+    """Tried on 2026-12-05: the cube covered checkers on the bar (centred) and in
+    the tray (owned)."""
+    page, errors = new_page(browser)
+    page.goto(base_url + "/rules")
+    page.wait_for_selector("#rules")
+    assert page.evaluate(OVERLAPS, [bar, off, owner]) == []
+    assert errors == []

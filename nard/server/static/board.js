@@ -15,6 +15,11 @@ const BAR = 60;
 const POINT_W = (W - 2 * FRAME - TRAY - BAR) / 12;
 const POINT_H = 300;
 const R = POINT_W / 2 - 3; // checker radius
+const CUBE = 48; // the cube's side
+// Checkers on the bar start clear of the cube in the middle; an owned cube sits in
+// the middle of its owner's half of the tray, clear of 15 borne-off checkers.
+const BAR_START = CUBE / 2 + R + 6;
+const TRAY_CUBE = 90;
 
 export function flip(board) {
   const out = new Array(26).fill(0);
@@ -235,8 +240,8 @@ export function checkerSpot(place, index, homeRight) {
   const barCx = leftEdge + 6 * POINT_W + BAR / 2;
   const trayCx = (homeRight ? leftEdge + 12 * POINT_W + BAR : FRAME) + TRAY / 2;
   const i = Math.min(index, 4);
-  if (place === "bar") return { x: barCx, y: H / 2 + 40 + i * 2 * R };
-  if (place === "their-bar") return { x: barCx, y: H / 2 - 40 - i * 2 * R };
+  if (place === "bar") return { x: barCx, y: H / 2 + BAR_START + i * 2 * R };
+  if (place === "their-bar") return { x: barCx, y: H / 2 - BAR_START - i * 2 * R };
   if (place === "off") return { x: trayCx, y: H - FRAME - 2 - index * 14 };
   if (place === "their-off") return { x: trayCx, y: FRAME + index * 14 + 8 };
   const { x, bottom } = pointPlace(place, homeRight);
@@ -289,8 +294,8 @@ export function drawBoard(svg, state) {
   const barCx = barX + BAR / 2;
   const barHit = el("rect", { x: barX, y: H / 2, width: BAR, height: H / 2 - FRAME, class: "barzone", "data-point": 25 }, svg);
   barHit.addEventListener("click", () => state.onPoint && state.onPoint(25));
-  if (barMine) drawStack(svg, barCx, true, barMine, mine, 25, state, H / 2 + 40);
-  if (barTheirs) drawStack(svg, barCx, false, barTheirs, theirs, 0, state, H / 2 - 40);
+  if (barMine) drawStack(svg, barCx, true, barMine, mine, 25, state, H / 2 + BAR_START);
+  if (barTheirs) drawStack(svg, barCx, false, barTheirs, theirs, 0, state, H / 2 - BAR_START);
 
   // Borne-off checkers in the tray (the viewer's at the bottom).
   // The whole tray takes a bear-off: its checkers and label let clicks through (CSS).
@@ -303,9 +308,9 @@ export function drawBoard(svg, state) {
 
   // The cube: in the middle of the bar while centred, else on its owner's side.
   if (state.cube) {
-    const cy = state.cubeOwnerIsMe === null ? H / 2 : state.cubeOwnerIsMe ? H - FRAME - 60 : FRAME + 60;
+    const cy = state.cubeOwnerIsMe === null ? H / 2 : state.cubeOwnerIsMe ? H / 2 + TRAY_CUBE : H / 2 - TRAY_CUBE;
     const cx = state.cubeOwnerIsMe === null ? barCx : trayLeft + TRAY / 2;
-    el("rect", { x: cx - 24, y: cy - 24, width: 48, height: 48, rx: 7, class: "cube", "data-cube": state.cube.value }, svg);
+    el("rect", { x: cx - CUBE / 2, y: cy - CUBE / 2, width: CUBE, height: CUBE, rx: 7, class: "cube", "data-cube": state.cube.value }, svg);
     const text = el("text", { x: cx, y: cy + 9, class: "cubetext" }, svg);
     text.textContent = String(state.cube.value === 1 ? 64 : state.cube.value);
   }
