@@ -685,3 +685,84 @@ def test_the_cube_sits_clear_of_the_checkers(
     page.wait_for_selector("#rules")
     assert page.evaluate(OVERLAPS, [bar, off, owner]) == []
     assert errors == []
+
+
+FORCED = """async () => {
+  const { MoveInput } = await import("/static/board.js");
+  // 15 checkers on the 24 point; the opponent holds 18 and 13: with 6-5 the six
+  // cannot be played at all, and 24/19 is the only play.
+  const board = new Array(26).fill(0);
+  board[24] = 15; board[18] = -2; board[13] = -2; board[1] = -11;
+  const after = board.slice(); after[24] = 14; after[19] = 1;
+  const only = [{ play: "24/19", moves: [[24, 19]], board: after }];
+  const input = new MoveInput(board, [6, 5], only);
+  const entered = input.enterForced(only);
+  const done = input.complete();
+  const both = [...only, { play: "x", moves: [[24, 19]], board: board }];
+  const two = new MoveInput(board, [6, 5], both);
+  const untouched = !two.enterForced(both) && two.moves.length === 0;
+  return { entered, play: done && done.play, moves: input.moves, untouched };
+}"""
+
+
+def test_the_only_legal_play_is_entered_for_the_player(base_url: str, browser: Browser) -> None:
+    page, errors = new_page(browser)
+    page.goto(base_url + "/rules")
+    page.wait_for_selector("#rules")
+    outcome = page.evaluate(FORCED)
+    assert outcome == {"entered": True, "play": "24/19", "moves": [[24, 19]], "untouched": True}
+    assert errors == []
+
+
+def test_a_play_typed_in_standard_notation(base_url: str, browser: Browser) -> None:
+    """Keyboard entry: a refused play changes nothing and says why; a legal one is played."""
+    page, errors = new_page(browser)
+    start_as_guest(page, base_url, "Tia")
+    page.fill("input[name=match_length]", "3")
+    page.click("#start")
+    contribute(page)
+    until_my_play(page)
+    moves_before = page.locator("#history li").count()
+    page.fill("#play-text", "24/1")
+    page.press("#play-text", "Enter")
+    expect(page.locator("#error")).to_contain_text("Not allowed by the rules")
+    settle(page)
+    assert page.locator("button[data-action=confirm]").count() == 1  # still this turn
+    page.click("button[data-action=hint]")
+    page.wait_for_selector("#hint li")
+    best = re.sub(r"\s+[+-]\d+\.\d+$", "", page.locator("#hint li").first.inner_text())
+    page.fill("#play-text", best)
+    page.press("#play-text", "Enter")
+    settle(page)
+    page.wait_for_function(
+        "n => document.querySelectorAll('#history li').length > n", arg=moves_before
+    )
+    assert best in page.locator("#history li").all_inner_texts()[moves_before]
+    assert errors == [] or all("409" in e or "400" in e or "422" in e for e in errors), errors
+
+
+def test_a_complete_play_is_sent_at_once_when_chosen(base_url: str, browser: Browser) -> None:
+    page, errors = new_page(browser)
+    page.add_init_script("localStorage.setItem('nard.autoconfirm', '1')")
+    start_as_guest(page, base_url, "Uma")
+    page.fill("input[name=match_length]", "3")
+    page.click("#start")
+    contribute(page)
+    until_my_play(page)
+    moves_before = page.locator("#history li").count()
+    for _ in range(8):  # a checker, then a highlighted point, until the play is gone
+        if not page.locator("button[data-action=confirm]").count():
+            break
+        for point in page.eval_on_selector_all(
+            "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
+        ):
+            page.locator(f"#board .checker[data-point='{point}']").last.click()
+            if page.locator("#board .target").count():
+                page.locator("#board .target").first.click(force=True)
+                break
+        settle(page)
+    page.wait_for_function(
+        "n => document.querySelectorAll('#history li').length > n", arg=moves_before
+    )
+    assert page.locator("#history li").all_inner_texts()[moves_before].startswith("Uma")
+    assert errors == []

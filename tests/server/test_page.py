@@ -78,3 +78,21 @@ def test_every_replay_caption_is_translated() -> None:
     kinds |= {k.value for k in ActionKind if k is not ActionKind.MOVE}
     strings = strings_by_language()["en"]
     assert {f"step_{k}" for k in kinds} <= strings, {f"step_{k}" for k in kinds} - strings
+
+
+def test_every_error_code_the_server_gives_is_translated() -> None:
+    """Refusals carry a code the page says in its language (err_<code>); tried on
+    2026-12-05, some came in English only."""
+    codes = {"not_found", "method_not_allowed", "http_error", "offline", "socket_closed"}
+    for source in (resources.files("nard.server")).iterdir():
+        if not source.name.endswith(".py"):
+            continue
+        text = source.read_text(encoding="utf-8")
+        codes |= set(
+            re.findall(r'(?:ServiceError|_error|refuse)\(\s*(?:\d{3}\s*,\s*)?"([a-z_]+)"', text)
+        )
+        codes |= set(re.findall(r'"code":\s*"([a-z_]+)"', text))
+    assert len(codes) > 30, codes
+    strings = strings_by_language()["en"]
+    missing = {c for c in codes if f"err_{c}" not in strings and c != "socket_closed"}
+    assert not missing, missing

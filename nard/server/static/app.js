@@ -294,6 +294,7 @@ function settings() {
     homeRight: localStorage.getItem("nard.home") !== "left",
     swap: localStorage.getItem("nard.swap") === "1",
     speed: speed in SPEEDS ? speed : "normal",
+    autoConfirm: localStorage.getItem("nard.autoconfirm") === "1",
   };
 }
 
@@ -329,6 +330,7 @@ async function tableView(id) {
   let panel = null; // a finished game's result, shown until dismissed
   let lastTap = { point: null, time: 0 }; // for double clicks and double taps
   let playSent = false; // this page sent a play: its own checkers are not slid again
+  let forced = false; // the only legal play was entered for the player
   const root = main();
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.id = "board";
@@ -579,6 +581,7 @@ async function tableView(id) {
       const only = input.options();
       const sources = [...new Set(only.map((o) => o.from))];
       if (sources.length === 1 && input.board[25] > 0) selected = sources[0];
+      if (confirmIfDone()) return;
     } else if (input.destinations(point).length) {
       selected = point;
     } else {
@@ -609,7 +612,7 @@ async function tableView(id) {
         lastTap = double ? { point: null, time: 0 } : { point, time: now };
         if (double && input.quickMove(point)) {
           selected = null;
-          render();
+          if (!confirmIfDone()) render();
         }
       }
     };
@@ -632,12 +635,33 @@ async function tableView(id) {
     return null;
   }
 
+  // With automatic confirmation, a complete play is sent at once; true if it was.
+  function confirmIfDone() {
+    if (!input || !settings().autoConfirm || offline()) return false;
+    const done = input.complete();
+    if (!done) return false;
+    send({ action: "play", play: done.play });
+    return true;
+  }
+
+  // A play typed in standard notation ("8/5 6/5", "bar/22*", "6/off"): the server reads it.
+  function typedPlay(text) {
+    const play = text.trim();
+    if (!play) return;
+    send({ action: "play", play });
+  }
+
   function render() {
     const game = table.game;
     const cfg = settings();
     const homeRight = orientation();
     const myTurn = table.you_act;
-    if (game && myTurn && game.decision === "play" && !input) input = new MoveInput(viewerBoard(game.board), game.dice, game.legal_plays);
+    if (game && myTurn && game.decision === "play" && !input) {
+      input = new MoveInput(viewerBoard(game.board), game.dice, game.legal_plays);
+      // Only one play: entered for the player, who confirms it (or has it sent).
+      forced = input.enterForced(game.legal_plays);
+      if (forced && cfg.autoConfirm && !offline()) queueMicrotask(confirmIfDone);
+    }
     if (!game || !myTurn || game.decision !== "play") input = null;
 
     // The board: a replay step, the move being entered, or the game as it stands.
@@ -818,6 +842,8 @@ async function tableView(id) {
     } else if (game) {
       if (game.result) lines.push(h("p", { class: "result", text: t("game_over", { name: nameOfSide(game.result.winner), n: game.result.points }) }));
       if (game.decision === "take or pass" || game.decision === "accept or beaver") lines.push(h("p", { text: t("offers_double", { name: nameOfSide(game.on_roll), n: game.cube * 2 }) }));
+      if (input && forced && !input.moves.length) forced = false;
+      if (input && forced) lines.push(h("p", { id: "forced", text: t("forced_play") }));
       const stuck = noPlay(game.history);
       if (stuck) lines.push(h("p", { id: "no-play", text: t("no_legal_play", { name: nameOfSide(stuck.seat), dice: stuck.dice.join("-") }) }));
       if (table.votes.length) lines.push(h("p", { id: "proposal", text: t("team_proposes", { name: nameOfSide(1) }) }));
@@ -849,6 +875,9 @@ async function tableView(id) {
         buttons.push(button("confirm", () => send({ action: "play", play: done.play }), { class: "primary", disabled: !done }));
         buttons.push(button("undo", () => { input.undo(); selected = null; render(); }, { disabled: !input.moves.length }));
         buttons.push(button("undo_all", () => { input.reset(); selected = null; render(); }, { disabled: input.moves.length < 2 }));
+        const typed = h("input", { id: "play-text", dir: "ltr", autocomplete: "off", spellcheck: "false", maxlength: 60, placeholder: "8/5 6/5", "aria-label": t("type_play"),
+          onkeydown: (e) => { if (e.key === "Enter") { e.preventDefault(); typedPlay(e.target.value); } } });
+        buttons.push(h("span", { class: "typed" }, typed, button("play_typed", () => typedPlay(typed.value))));
       }
       for (const action of ["roll", "double", "agree", "refuse", "take", "pass", "beaver", "raccoon", "accept", "reject"]) {
         if (legal.has(action)) buttons.push(button(action, () => send({ action }), { class: action === "roll" || action === "take" ? "primary" : "" }));
@@ -925,7 +954,8 @@ async function tableView(id) {
       h("button", { "data-action": "replay_forward", onclick: () => stepReplay(1), text: t("step_forward") })) : null;
     const scrolled = $("#history", side);
     const following = !scrolled || scrolled.scrollTop + scrolled.clientHeight >= scrolled.scrollHeight - 4;
-    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", orientation, swap, speed, fair, downloads);
+    const auto = h("label", { class: "check" }, h("input", { type: "checkbox", id: "autoconfirm", checked: cfg.autoConfirm, onchange: (e) => { localStorage.setItem("nard.autoconfirm", e.target.checked ? "1" : "0"); } }), h("span", { text: t("auto_confirm") }));
+    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", orientation, swap, speed, auto, fair, downloads);
     // The newest entry in view, unless the player scrolled back to read.
     if (following) historyList.scrollTop = historyList.scrollHeight;
     else historyList.scrollTop = scrolled.scrollTop;

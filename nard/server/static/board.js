@@ -126,6 +126,21 @@ export class MoveInput {
     this.used = []; // the die each move used
   }
 
+  // When only one play is legal, its moves entered (the player still confirms);
+  // returns whether it did.
+  enterForced(legalPlays) {
+    if (legalPlays.length !== 1 || !legalPlays[0].moves || !legalPlays[0].moves.length) return false;
+    for (const [from, to] of legalPlays[0].moves) {
+      if (!this.move(from, to)) {
+        this.reset();
+        return false;
+      }
+    }
+    if (this.complete()) return true;
+    this.reset();
+    return false;
+  }
+
   // Take back the last move only.
   undo() {
     if (!this.moves.length) return;
