@@ -620,7 +620,8 @@ def create_app(
         body: CredentialsRequest, request: Request, response: Response, who: Auth
     ) -> Me:
         """Sign in. Wrong passwords back off per account and client address and per
-        address; unknown and known names take the same work. The session id changes."""
+        address; unknown and known names take the same work. The session id changes.
+        A guest who signs in keeps their tables: their seats pass to the account."""
         _same_origin(request)
         await limits.hit("login", f"address:{who.address}")
         await throttle.check(body.username, who.address)
@@ -630,6 +631,9 @@ def create_app(
             await throttle.failed(body.username, who.address)
             raise ServiceError(401, "bad_credentials", "wrong username or password")
         await throttle.succeeded(body.username, who.address)
+        if who.player is not None and who.player.username is None and who.player.id != player.id:
+            # A guest signing in keeps their games: they pass to the account.
+            await service.claim_tables(who.player, player)
         await end_session(who.token)
         return start_session(response, player)
 

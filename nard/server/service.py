@@ -500,6 +500,30 @@ class TableService:
 
         return await self._change(table_id, player, sit, seated=False, expect_seq=expect_seq)
 
+    async def claim_tables(self, guest: PlayerRow, account: PlayerRow) -> list[str]:
+        """A guest signed in to ``account``: every table the guest sits at passes to
+        the account (a ``claim`` in its log, its seat row), unless the account sits
+        there too. Returns the tables claimed."""
+        claimed: list[str] = []
+
+        def claim(table: AnyTable, seat: int | None) -> Change:
+            assert seat is not None
+            if any(s.player_id == account.id for s in table.seats):
+                return Change([])  # the account plays here already: the guest's seat stays
+            info = SeatInfo(account.display_name, player_id=account.id)
+            return Change(
+                table.claim(seat, info),
+                seats={seat: {"player_id": account.id, "name": account.display_name}},
+            )
+
+        for stored in self.storage.tables_of(guest.id, limit=1000):
+            if not any(s.player_id == guest.id for s in stored.seats):
+                continue
+            table = await self._change(stored.row.id, guest, claim)
+            if self.seat_of(table, account) is not None:
+                claimed.append(table.id)
+        return claimed
+
     async def leave(
         self, table_id: str, player: PlayerRow, expect_seq: int | None = None
     ) -> AnyTable:

@@ -61,7 +61,7 @@ TABLE_SEAT = -1
 """The seat number the table's own steps (opening rolls) are logged under."""
 
 
-TABLE_ACTIONS = frozenset({"sit", "leave", "seed", "end"})
+TABLE_ACTIONS = frozenset({"sit", "leave", "seed", "end", "claim"})
 """The table's own actions in its log (the rest are the game's commands)."""
 
 
@@ -297,6 +297,18 @@ class TableBase:
         self._apply_table_action(seat, entry)
         return [(seat, entry)]
 
+    def claim(self, seat: int, info: SeatInfo) -> list[tuple[int, dict[str, Any]]]:
+        """The account ``info`` takes over ``seat`` from the guest who sat there (the
+        guest signed in): at any time, the game and its record going on under the
+        account's name. The log entry."""
+        if not 0 <= seat < len(self.seats) or self.seats[seat].player_id is None:
+            raise TableClosedError(f"seat {seat} of table {self.id} has no person to claim")
+        if info.player_id is None:
+            raise ValueError("a seat is claimed by a person")
+        entry = {"action": "claim", "player_id": info.player_id, "name": info.name}
+        self._apply_table_action(seat, entry)
+        return [(seat, entry)]
+
     def leave(self, seat: int) -> list[tuple[int, dict[str, Any]]]:
         """The person in ``seat`` gives it up before the first roll; the log entry."""
         if self.finished or self.started:
@@ -346,7 +358,7 @@ class TableBase:
 
     def _apply_table_action(self, seat: int, command: Mapping[str, Any]) -> None:
         action = command["action"]
-        if action == "sit":
+        if action in ("sit", "claim"):
             self.seats[seat] = SeatInfo(str(command["name"]), player_id=int(command["player_id"]))
         elif action == "leave":
             self.seats[seat] = SeatInfo("open seat")

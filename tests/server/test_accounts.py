@@ -441,3 +441,37 @@ def test_login_is_case_insensitive(client: TestClient) -> None:
         assert me.status_code == 200, (written, me.text)
         assert me.json()["name"] == "ann"
         client.cookies.clear()
+
+
+def test_a_guest_who_signs_in_keeps_their_games(client: TestClient) -> None:
+    """Tried on 2026-12-05: a guest who signed in to an existing account lost the game
+    in progress (and every game before it)."""
+    from tests.server.helpers import act, play_until, simple_command
+
+    assert register(client, "Nadia").status_code == 200
+    client.post("/api/logout", headers={"X-CSRF-Token": client.get("/api/me").json()["csrf_token"]})
+    client.cookies.clear()
+    headers = guest(client, "visitor")
+    finished = new_table(client, headers, match_length=1)
+    finished = act(client, finished["id"], headers, {"action": "resign", "points": 3})
+    assert finished["status"] == "finished"
+    playing = new_table(client, headers, match_length=5)
+    playing = play_until(client, playing, headers, actions=3)
+    assert playing["status"] == "playing"
+    seq = playing["seq"]
+
+    signed = client.post("/api/login", json={"username": "Nadia", "password": PASSWORD})
+    assert signed.status_code == 200 and signed.json()["guest"] is False
+    headers = {"X-CSRF-Token": signed.json()["csrf_token"]}
+    mine = {t["id"] for t in client.get("/api/my-tables").json()}
+    assert {finished["id"], playing["id"]} <= mine
+    table = client.get(f"/api/tables/{playing['id']}").json()
+    assert table["you"] == 0 and table["seats"][0]["name"] == "Nadia"
+    assert table["seq"] == seq + 1  # the claim is in the table's log
+    # The game goes on, in the account's seat, and its record carries the account's name.
+    if table["you_act"]:
+        table = act(client, table["id"], headers, simple_command(table))
+    assert table["seq"] > seq + 1 or not table["you_act"]
+    record = client.get(f"/api/tables/{playing['id']}/record.mat").text
+    assert "Nadia" in record and "visitor" not in record
+    assert client.get(f"/api/tables/{finished['id']}").json()["you"] == 0
