@@ -830,6 +830,17 @@ def create_app(
         player = await acting(who)
         return table_response(await service.end(_check_id(table_id), player, seq), player)
 
+    @app.post(
+        "/api/tables/{table_id}/abandon",
+        response_model=TableView,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def abandon(table_id: str, who: Changing, seq: Seq = None) -> Response:
+        """End a match (or session) against the computer unfinished, at any point: it
+        stays in the records as abandoned, with no winner, its dice seed revealed."""
+        player = await acting(who)
+        return table_response(await service.abandon(_check_id(table_id), player, seq), player)
+
     @app.get("/api/tables/{table_id}/hint", responses=_errors(401, 403, 404, 409, 429))
     async def hint(table_id: str, who: Auth) -> dict[str, Any]:
         if who.player is None:

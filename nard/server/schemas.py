@@ -247,6 +247,9 @@ class TableView(BaseModel):
     winner: int | None
     between_games: bool
     invite: str | None = None
+    abandoned: bool = Field(
+        default=False, description="ended unfinished by its player (POST .../abandon)"
+    )
 
 
 class TableSummary(BaseModel):

@@ -643,6 +643,29 @@ class TableService:
 
         return await self._change(table_id, player, end, expect_seq=expect_seq)
 
+    async def abandon(
+        self, table_id: str, player: PlayerRow, expect_seq: int | None = None
+    ) -> AnyTable:
+        """End a match or money session against the computer unfinished, at any point:
+        it stays in the player's records as abandoned (no winner), its dice seed
+        revealed. Against people a player resigns instead."""
+
+        def abandon(table: AnyTable, seat: int | None) -> Change:
+            assert seat is not None
+            if table.finished:
+                return Change([])
+            people = [n for n, s in enumerate(table.seats) if s.level is None and n != seat]
+            if people:
+                raise ServiceError(
+                    409,
+                    "not_against_computer",
+                    "only a table against the computer can be abandoned: resign instead",
+                    table=table,
+                )
+            return Change(table.end(seat, abandoned=True))
+
+        return await self._change(table_id, player, abandon, expect_seq=expect_seq)
+
     async def hint(self, table_id: str, player: PlayerRow) -> dict[str, Any]:
         """The engine's ranked plays or cube analysis for the seat to act, at tables
         against the computer."""

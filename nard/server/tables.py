@@ -200,6 +200,7 @@ class TableBase:
         if client_seed is not None:  # a table from before contributions
             self._seed_dice(client_seed)
         self.finished = False
+        self.abandoned = False  # ended unfinished by its player (against the computer)
         self.log: list[tuple[int, dict[str, Any]]] = []
         self.steps: list[dict[str, Any]] = []
         """The board after every logged game action, for the replay viewer."""
@@ -348,11 +349,14 @@ class TableBase:
             entries.append((seat, entry))
         return [*entries, *self.start()]
 
-    def end(self, seat: int) -> list[tuple[int, dict[str, Any]]]:
-        """``seat`` stops the table; the log entry."""
+    def end(self, seat: int, *, abandoned: bool = False) -> list[tuple[int, dict[str, Any]]]:
+        """``seat`` stops the table (``abandoned``: a match or game left unfinished);
+        the log entry."""
         if self.finished:
             raise TableClosedError(f"table {self.id} is finished")
-        entry = {"action": "end"}
+        entry: dict[str, Any] = (
+            {"action": "end", "abandoned": True} if abandoned else {"action": "end"}
+        )
         self._apply_table_action(seat, entry)
         return [(seat, entry)]
 
@@ -372,6 +376,7 @@ class TableBase:
                 self._seed_dice(combine_contributions([c.seed for c in ordered]))
         elif action == "end":
             self.finished = True
+            self.abandoned = bool(command.get("abandoned", False))
         else:  # pragma: no cover - TABLE_ACTIONS lists the cases above
             raise AssertionError(action)
         self.log.append((seat, dict(command)))
@@ -452,6 +457,7 @@ class TableBase:
             else self.seed_deadline.isoformat(),
             "server_seed": self.revealed_seed(),
             "invite": None,
+            "abandoned": self.abandoned,
         }
 
 

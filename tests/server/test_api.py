@@ -387,3 +387,27 @@ def test_each_replay_step_has_its_own_caption(client: TestClient) -> None:
     for roll, play in itertools.pairwise(captions):
         if roll["kind"] == "roll" and play["kind"] == "play":
             assert play["dice"] == roll["dice"] and play["who"] == roll["who"]
+
+
+def test_a_match_against_the_computer_is_abandoned(client: TestClient) -> None:
+    """Tried on 2026-12-05: an unwanted match could only be ended by resigning every
+    game."""
+    headers = guest(client)
+    table = play_until(client, new_table(client, headers, match_length=7), headers, actions=2)
+    tid = table["id"]
+    assert table["status"] == "playing" and table["abandoned"] is False
+    left = client.post(f"/api/tables/{tid}/abandon", headers=headers)
+    assert left.status_code == 200, left.text
+    table = left.json()
+    assert table["status"] == "finished" and table["abandoned"] is True
+    assert table["winner"] is None and len(table["server_seed"]) == 64
+    assert client.post(f"/api/tables/{tid}/abandon", headers=headers).json()["seq"] == table["seq"]
+    refused = client.post(f"/api/tables/{tid}/actions", json={"action": "roll"}, headers=headers)
+    assert error_of(refused) == (409, "table_closed")
+    assert client.get(f"/api/tables/{tid}/record.json").status_code == 200
+    # Against a person, one resigns instead.
+    other = client.post(
+        "/api/tables", json={"opponent": "person", "match_length": 3}, headers=headers
+    ).json()
+    refused = client.post(f"/api/tables/{other['id']}/abandon", headers=headers)
+    assert error_of(refused) == (409, "not_against_computer")

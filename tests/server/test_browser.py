@@ -766,3 +766,24 @@ def test_a_complete_play_is_sent_at_once_when_chosen(base_url: str, browser: Bro
     )
     assert page.locator("#history li").all_inner_texts()[moves_before].startswith("Uma")
     assert errors == []
+
+
+def test_a_match_against_the_computer_is_abandoned_in_the_page(
+    base_url: str, browser: Browser
+) -> None:
+    page, errors = new_page(browser, locale="ar-EG")
+    start_as_guest(page, base_url, "Lina")
+    page.fill("input[name=match_length]", "9")
+    page.click("#start")
+    contribute(page)
+    until_my_play(page)
+    page.click("button[data-action=abandon]")
+    assert page.locator("#abandon-ask").is_visible()  # a second click confirms
+    page.click("button[data-action=cancel]")
+    assert not page.locator("#abandon-ask").count()
+    page.click("button[data-action=abandon]")
+    page.click("button[data-action=abandon_confirm]")
+    page.wait_for_selector("#abandoned")
+    assert page.locator("#server-seed").inner_text()
+    assert page.locator("#controls button[data-action=rematch]").count() == 1
+    assert errors == []

@@ -331,6 +331,7 @@ async function tableView(id) {
   let lastTap = { point: null, time: 0 }; // for double clicks and double taps
   let playSent = false; // this page sent a play: its own checkers are not slid again
   let forced = false; // the only legal play was entered for the player
+  let abandonAsked = false; // the first click on Abandon: the second confirms
   const root = main();
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.id = "board";
@@ -837,7 +838,8 @@ async function tableView(id) {
       const link = `${location.origin}/play/${table.id}?invite=${table.invite || ""}`;
       lines.push(h("p", { text: t("waiting") }), h("input", { id: "invite-link", readonly: true, value: link, onclick: (e) => e.target.select() }));
     } else if (table.status === "finished") {
-      if (table.match_length && table.winner !== null) lines.push(h("p", { class: "result", text: t("match_over", { name: nameOf(table.winner) }) }));
+      if (table.abandoned) lines.push(h("p", { class: "result", id: "abandoned", text: t("abandoned") }));
+      else if (table.match_length && table.winner !== null) lines.push(h("p", { class: "result", text: t("match_over", { name: nameOf(table.winner) }) }));
       else lines.push(h("p", { class: "result", text: t("session_over") }));
     } else if (game) {
       if (game.result) lines.push(h("p", { class: "result", text: t("game_over", { name: nameOfSide(game.result.winner), n: game.result.points }) }));
@@ -867,6 +869,17 @@ async function tableView(id) {
       buttons.push(button("end_session", () => post("end")));
     } else if (table.status === "finished" && !isChouette() && mySeat() !== null) {
       buttons.push(button("rematch", rematch));
+    }
+    // Against the computer a match can be left unfinished, after a second click.
+    const onlyComputers = table.seats.every((s, n) => n === mySeat() || s.kind === "computer");
+    if (mySeat() !== null && onlyComputers && (table.status === "playing" || table.status === "seeding")) {
+      if (abandonAsked) {
+        buttons.push(h("span", { id: "abandon-ask", text: t("abandon_sure") }),
+          button("abandon_confirm", () => { abandonAsked = false; post(`abandon?seq=${table.seq}`); }, { class: "danger" }),
+          button("cancel", () => { abandonAsked = false; render(); }));
+      } else {
+        buttons.push(button("abandon", () => { abandonAsked = true; render(); }));
+      }
     }
     if (game && myTurn) {
       const legal = new Set(game.legal_actions);
