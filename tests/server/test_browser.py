@@ -474,13 +474,13 @@ FACES = "els => els.map(e => e.dataset.face)"
 CHECKERS = "els => els.map(e => e.dataset.point).join()"
 
 
-def until_my_play(page: Page) -> None:
+def until_my_play(page: Page, tap: bool = False) -> None:
     """Act until this page has dice to play."""
     for _ in range(40):
         settle(page)
         if page.locator("button[data-action=confirm]").count():
             return
-        if not take_turn(page):
+        if not take_turn(page, tap):
             page.wait_for_timeout(100)
     raise AssertionError("it never was this player's turn to play")
 
@@ -644,6 +644,17 @@ def test_a_match_in_arabic_by_taps_on_a_phone(
     page.wait_for_selector("#board .checker")
     width = page.eval_on_selector("#board", "e => e.getBoundingClientRect().width")
     assert width >= 370, f"the board is {width} px wide on a 390 px screen"
+    until_my_play(page, tap=True)
+    # Touch targets of at least 40 CSS px, point numbers of at least 9 px, the board
+    # described for screen readers.
+    heights = page.eval_on_selector_all(
+        "#controls button, #controls select, #controls input",
+        "els => els.map(e => e.getBoundingClientRect().height)",
+    )
+    assert heights and min(heights) >= 40, heights
+    label = page.eval_on_selector("#board .label", "e => e.getBoundingClientRect().height")
+    assert label >= 9, f"point numbers {label} px tall"
+    assert "النرد" in (page.get_attribute("#board", "aria-label") or "")
     play_to_the_end(page, tap=True)
     assert page.locator("#result-panel").is_visible()
     page.screenshot(path=str(tmp_path / "ar-phone-finished.png"), full_page=True)

@@ -731,7 +731,11 @@ async function tableView(id) {
         onDrag,
         labels: { off: t("off") },
       });
-      svg.setAttribute("aria-label", game ? game.position_id : "");
+      // For screen readers: the pips, the dice and whose turn it is, in words.
+      svg.setAttribute("aria-label", game ? t("board_label", {
+        mine: game.pips[viewer()], theirs: game.pips[1 - viewer()],
+        dice: dice ? dice.join("-") : "—", cube: game.cube, position: game.position_id,
+      }) : "");
       svg.dataset.positionId = game ? game.position_id : "";
     }
     renderStatus(game, myTurn);
