@@ -130,6 +130,52 @@ def _build_parser() -> argparse.ArgumentParser:
         default="right",
         help="where the home board is drawn, bottom right or bottom left (default: right)",
     )
+    play.add_argument(
+        "--name",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="a player's name: yours (default: your login name), and with --two-players "
+        "give it twice; the computer is named by --opponent",
+    )
+    play.add_argument("--opponent", default="Computer", metavar="NAME", help="the computer's name")
+    play.add_argument("--no-cube", action="store_true", help="play without the doubling cube")
+    play.add_argument(
+        "--no-crawford", action="store_true", help="a match without the Crawford rule"
+    )
+    play.add_argument(
+        "--holland", action="store_true", help="the Holland rule (after the Crawford game)"
+    )
+    play.add_argument("--jacoby", action="store_true", help="money: the Jacoby rule")
+    play.add_argument("--beavers", action="store_true", help="money: beavers allowed")
+    play.add_argument("--raccoons", action="store_true", help="money: raccoons allowed")
+    play.add_argument(
+        "--automatic-doubles",
+        type=int,
+        default=0,
+        metavar="N",
+        help="money: at most N automatic doubles on opening ties (default: 0)",
+    )
+    play.add_argument(
+        "--backgammon",
+        type=int,
+        choices=(2, 3),
+        default=3,
+        help="what a backgammon counts (default: 3)",
+    )
+    play.add_argument(
+        "--save",
+        metavar="FILE",
+        default=None,
+        help="save the match to FILE (.mat, .sgf or .json) after every game and at the end",
+    )
+    play.add_argument(
+        "--resume",
+        metavar="FILE",
+        default=None,
+        help="go on with the match saved in FILE (and save back to it unless --save says "
+        "otherwise); its rules and names come from the file",
+    )
 
     serve = sub.add_parser(
         "serve",
@@ -253,6 +299,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise NardError(f"invalid match length {args.match}: a match is to 1-64 points")
         if args.games < 1:
             raise NardError(f"invalid number of games {args.games}: play at least 1")
+        rules = {
+            "cube": not args.no_cube,
+            "crawford": not args.no_crawford,
+            "holland": args.holland,
+            "jacoby": args.jacoby,
+            "beavers": args.beavers,
+            "raccoons": args.raccoons,
+            "automatic_doubles": args.automatic_doubles,
+            "backgammon": args.backgammon,
+        }
         return run_terminal_game(
             seed=args.seed,
             level=args.level,
@@ -260,6 +316,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             money_games=args.games,
             two_players=args.two_players,
             home=args.home,
+            names=args.name,
+            opponent=args.opponent,
+            rules=rules,
+            save=args.save,
+            resume_from=args.resume,
         )
     except NardError as exc:
         print(f"nard: error: {exc}", file=sys.stderr)

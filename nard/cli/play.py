@@ -9,12 +9,17 @@ started with its opening roll from a seeded dice source.
 Plays are typed in standard notation and shown on the board before they
 count: Enter confirms, ``undo`` takes the play back ("until the dice are
 picked up"). Other commands: ``double``, ``take``, ``pass``, ``beaver``,
-``hint``, ``moves``, ``board``, ``resign [1|2|3]``, ``quit``, ``help``.
-Input and output are injected so tests can drive whole matches.
+``hint``, ``moves``, ``board``, ``save [FILE]``, ``resign [1|2|3]``,
+``quit``, ``help``. The board shows the position's Position ID, Match ID and
+XGID. The match is saved on request, after every game and at the end (or on
+quitting) to its save file (``.mat``, ``.sgf`` or ``.json``), from which
+``nard play --resume FILE`` goes on where it stopped (a roll not yet played
+included). Input and output are injected so tests can drive whole matches.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import os
 import random
@@ -22,6 +27,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from nard.computer import computer_command, cube_context
 from nard.core import NardError, Play, Position
@@ -34,11 +40,15 @@ from nard.match import (
     GameAction,
     Match,
     MatchRules,
+    MoneyRules,
     ResultKind,
     SeededDice,
     Session,
 )
 from nard.match.commands import Command
+from nard.match.ids import game_ids
+from nard.match.replay import resume
+from nard.notation.records import Action, ActionKind, MatchRecord
 
 __all__ = ["Seat", "TableResult", "TerminalTable", "colour_board", "run_terminal_game"]
 
@@ -52,8 +62,10 @@ HELP = """Plays are typed in standard notation, e.g. 24/18 13/9, 8/5 6/5, bar/22
 the play: press Enter to confirm it or type undo to take it back.
 Before rolling: Enter (or roll) rolls, double offers the cube. Doubled: take, pass
 (beaver where allowed). Any time: hint (the engine's best plays or cube decision),
-moves (the legal plays), board, resign [1|2|3] (a single game, gammon, backgammon),
-quit (stops here; the game in progress is not scored), help."""
+moves (the legal plays), board, save [FILE] (the match so far: .mat, .sgf or .json;
+nard play --resume FILE goes on from it), resign [1|2|3] (a single game, gammon,
+backgammon), quit (stops here, saving to the save file if there is one; the game in
+progress is not scored), help."""
 
 
 def colour_board(diagram: str) -> str:
@@ -129,6 +141,9 @@ class TerminalTable:
         hints: Engine | None = None,
         colour: bool = False,
         home: str = "right",
+        save_to: Path | None = None,
+        rules: dict[str, object] | None = None,
+        resumed: Game | None = None,
     ) -> None:
         if len(seats) != 2:
             raise ValueError(f"a table has two seats, not {len(seats)}")
@@ -145,8 +160,13 @@ class TerminalTable:
         self.home = home
         engines = [s.computer for s in self.seats if isinstance(s.computer, Engine)]
         self._hints = hints or (engines[0] if engines else None)
-        self.game: Game | None = None
+        self.game: Game | None = resumed
         """The game being played."""
+        self.save_to = save_to
+        """Where the match is saved after every game and at the end (None: on request only)."""
+        self.rules = dict(rules or {})
+        """The rule options, kept in the saved file for ``--resume``."""
+        self._resumed = resumed
 
     # -- the table -------------------------------------------------------
     @property
@@ -155,19 +175,28 @@ class TerminalTable:
 
     def play(self) -> TableResult:
         """Play to the end of the match (or the session's games); the final score."""
-        played = 0
+        played = len(self.games.games)
         try:
+            if self._resumed is not None:  # a saved game goes on where it stopped
+                self._announce_game(self._resumed, played)
+                self._draw(self._resumed)
+                self._play_game(self._resumed)
+                self._report(self._resumed)
+                self._autosave()
+                self._resumed = None
             while not self._finished(played):
                 self.game = self.games.new_game()
                 played += 1
                 self._announce_game(self.game, played)
                 self._play_game(self.game)
                 self._report(self.game)
+                self._autosave()
         except _Quit as stop:
             seat = int(str(stop))
             self.write(f"{self.seats[seat].name} stops here.")
             if not isinstance(self.games, Match):
                 self.write(f"Session total: {self._session_total()}.")
+            self._autosave()
             return TableResult(self.games.score, played, quit_by=seat)
         score = self.games.score
         if isinstance(self.games, Match):
@@ -181,6 +210,49 @@ class TerminalTable:
             games = f"{played} game{'s' if played != 1 else ''}"
             self.write(f"Session over after {games}: {self._session_total()}.")
         return TableResult(score, played)
+
+    # -- saving ----------------------------------------------------------------
+    def record(self) -> MatchRecord:
+        """The match or session so far, the game in progress included (a roll made but
+        not yet played as a move without a play, so that resuming keeps the dice)."""
+        names = (self.seats[0].name, self.seats[1].name)
+        record = self.games.to_record(names)
+        metadata = {**record.metadata, "nard-rules": rules_text(self.rules)}
+        games = list(record.games)
+        game = self.game
+        if games and game is not None and game.decision is Decision.PLAY and game.dice:
+            pending = Action(game.on_roll, ActionKind.MOVE, dice=game.dice)
+            games[-1] = dataclasses.replace(games[-1], actions=(*games[-1].actions, pending))
+        return dataclasses.replace(record, games=tuple(games), metadata=metadata)
+
+    def save(self, path: Path) -> None:
+        """Write :meth:`record` to ``path``: ``.mat``, ``.sgf`` or ``.json`` by its suffix."""
+        from nard.cli.records import write_record
+
+        text = write_record(self.record(), path.suffix.lower().lstrip("."))
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)  # a crash mid-write leaves the old file, never half a new one
+
+    def _save_command(self, arg: str) -> None:
+        target = Path(arg) if arg else self.save_to
+        if target is None:
+            self.write("Save where? save FILE (.mat, .sgf or .json).")
+            return
+        try:
+            self.save(target)
+        except (OSError, NardError) as exc:
+            self.write(f"Not saved: {exc}")
+            return
+        self.write(f"Saved to {target}.")
+
+    def _autosave(self) -> None:
+        if self.save_to is None:
+            return
+        try:
+            self.save(self.save_to)
+        except (OSError, NardError) as exc:
+            self.write(f"Not saved to {self.save_to}: {exc}")
 
     def _session_total(self) -> str:
         """The points each side won in the money session, and who is ahead."""
@@ -254,6 +326,9 @@ class TerminalTable:
             f"{cube}; score {self.seats[0].name} {score[0]}, {self.seats[1].name} {score[1]}"
             + (f" (match to {self.match_length})" if self.match_length else " (money)")
         )
+        ids = game_ids(game, self.match_length, score)
+        if ids is not None:  # the diagram shows the Position ID: here the rest
+            self.write(f"Match ID: {ids.match_id}" + (f"  {ids.xgid}" if ids.xgid else ""))
 
     def _play_game(self, game: Game) -> None:
         while game.result is None:
@@ -293,6 +368,8 @@ class TerminalTable:
                 self.write(HELP)
             elif command == "board":
                 self._draw(game)
+            elif command == "save":
+                self._save_command(text[len("save") :].strip())
             elif command in ("quit", "exit", "q"):
                 raise _Quit(str(game.turn))
             elif command == "resign" and GameAction.RESIGN not in game.legal_actions():
@@ -562,6 +639,76 @@ def _player_name() -> str:
     return name or "Player"
 
 
+def rules_text(rules: dict[str, object]) -> str:
+    """The rule options as saved in a record's metadata: ``key=value`` words (no
+    quotes, which a ``.mat`` tag cannot hold); booleans as 0 and 1."""
+    return " ".join(f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in sorted(rules.items()))
+
+
+def rules_from_text(text: str, where: str) -> dict[str, object]:
+    """:func:`rules_text` read back."""
+    rules: dict[str, object] = {}
+    for word in text.split():
+        key, sep, value = word.partition("=")
+        if not sep or not value.isdigit():
+            raise NardError(f"{where}: its rules ({text!r}) cannot be read at {word!r}")
+        number = int(value)
+        rules[key] = number if key in ("automatic_doubles", "backgammon") else bool(number)
+    return rules
+
+
+def make_games(match_length: int, rules: dict[str, object], dice: SeededDice) -> Match | Session:
+    """A match to ``match_length`` points (0: a money session) under ``rules`` (the
+    options ``nard play`` takes: cube, crawford, holland, jacoby, beavers, raccoons,
+    automatic_doubles, backgammon)."""
+    known = {
+        "cube",
+        "crawford",
+        "holland",
+        "jacoby",
+        "beavers",
+        "raccoons",
+        "automatic_doubles",
+        "backgammon",
+    }
+    unknown = set(rules) - known
+    if unknown:
+        raise NardError(f"unknown rule options {sorted(unknown)}")
+    get = rules.get
+    try:
+        if match_length:
+            if get("jacoby") or get("beavers") or get("raccoons") or get("automatic_doubles"):
+                raise NardError(
+                    "Jacoby, beavers, raccoons and automatic doubles are money rules, "
+                    "not match rules"
+                )
+            return Match(
+                match_length,
+                MatchRules(
+                    cube=bool(get("cube", True)),
+                    crawford=bool(get("crawford", True)),
+                    holland=bool(get("holland", False)),
+                    backgammon=int(str(get("backgammon", 3))),
+                ),
+                dice,
+            )
+        if get("holland") or not get("crawford", True):
+            raise NardError("the Crawford and Holland rules are match rules, not money rules")
+        money = MoneyRules(
+            cube=bool(get("cube", True)),
+            jacoby=bool(get("jacoby", False)),
+            beavers=bool(get("beavers", False)),
+            raccoons=bool(get("raccoons", False)),
+            automatic_doubles=int(str(get("automatic_doubles", 0))),
+            backgammon=int(str(get("backgammon", 3))),
+        )
+        games = Session(money, dice)
+        Session(money).new_game()  # the rules' own checks, before any game is played
+        return games
+    except ValueError as exc:
+        raise NardError(f"these rules do not go together: {exc}") from None
+
+
 def run_terminal_game(
     seed: int | None = None,
     level: str = "expert",
@@ -569,29 +716,79 @@ def run_terminal_game(
     money_games: int = 1,
     two_players: bool = False,
     home: str = "right",
+    names: Sequence[str] | None = None,
+    opponent: str = "Computer",
+    rules: dict[str, object] | None = None,
+    save: str | None = None,
+    resume_from: str | None = None,
 ) -> int:
     """Play on stdin/stdout: against the engine at ``level`` or two people; returns 0.
 
-    ``match_length`` 0 is money play (``money_games`` games, cube on). The
-    checkers are drawn in colour on a terminal unless ``NO_COLOR`` is set;
-    ``home`` puts the home board at the bottom ``right`` or ``left``.
+    ``match_length`` 0 is money play (``money_games`` games). The checkers are
+    drawn in colour on a terminal unless ``NO_COLOR`` is set; ``home`` puts the
+    home board at the bottom ``right`` or ``left``. ``names``: the person's name
+    (two with ``two_players``), ``opponent`` the computer's. ``save``: the file the
+    match is saved to after every game and at the end; ``resume_from``: a saved
+    match to go on with (its rules and names; saved back to it unless ``save``).
     """
+    from nard.cli.records import load_record
+
     if seed is None:
         seed = random.SystemRandom().randrange(2**32)
     dice = SeededDice(seed)
-    games: Match | Session = (
-        Match(match_length, MatchRules(), dice) if match_length else Session(dice=dice)
-    )
+    rules = dict(rules or {})
+    wanted = list(names or [])
+    if len(wanted) > (2 if two_players else 1):
+        raise NardError("--name: one name, or two with --two-players")
+    resumed: Game | None = None
+    if resume_from is not None:
+        record, _ = load_record(resume_from, allow_unfinished=True)
+        saved_rules = record.metadata.get("nard-rules")
+        if saved_rules:
+            rules = rules_from_text(saved_rules, resume_from)
+        elif record.match_length:  # a file from elsewhere: the rules it can say
+            rules = {"crawford": record.crawford_rule}
+        else:
+            rules = {"jacoby": record.jacoby}
+        match_length = record.match_length
+        games = make_games(match_length, rules, dice)
+        resumed = resume(record, games)
+        wanted = wanted or list(record.players[: 2 if two_players else 1])
+        if not two_players:
+            opponent = record.players[1]
+        if match_length == 0:
+            money_games = max(money_games, len(games.games) + (0 if resumed else 1))
+        save = save or resume_from
+    else:
+        games = make_games(match_length, rules, dice)
     if two_players:
-        seats = (Seat("Player 1"), Seat("Player 2"))
+        wanted += ["Player 1", "Player 2"][len(wanted) :]
+        seats = (Seat(wanted[0]), Seat(wanted[1]))
         who = "two players"
     else:
-        seats = (Seat(_player_name()), Seat("Computer", Engine(level=level, seed=seed)))
+        seats = (
+            Seat(wanted[0] if wanted else _player_name()),
+            Seat(opponent, Engine(level=level, seed=seed)),
+        )
         who = f"against the computer ({level})"
+    if seats[0].name == seats[1].name:
+        raise NardError(f"both players are named {seats[0].name!r}: give them different names")
     kind = f"a {match_length}-point match" if match_length else "money play"
     print(f"nard: {kind}, {who}; dice seed {seed}. Type 'help' for help.")
+    if resume_from is not None:
+        score = games.score
+        print(f"Resuming {resume_from}: game {len(games.games)}, score {score[0]}-{score[1]}.")
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     TerminalTable(
-        games, seats, input, print, money_games=money_games, colour=colour, home=home
+        games,
+        seats,
+        input,
+        print,
+        money_games=money_games,
+        colour=colour,
+        home=home,
+        save_to=Path(save) if save else None,
+        rules=rules,
+        resumed=resumed,
     ).play()
     return 0

@@ -13,7 +13,7 @@ from nard.match.verify import verify_record
 from nard.notation.json_record import DiceCommitment, read_json, write_json
 from nard.notation.records import MatchRecord
 
-__all__ = ["FORMATS", "cmd_export", "cmd_replay", "cmd_verify", "load_record"]
+__all__ = ["FORMATS", "cmd_export", "cmd_replay", "cmd_verify", "load_record", "write_record"]
 
 FORMATS = ("mat", "sgf", "json")
 
@@ -35,8 +35,11 @@ def _format_of(path: Path, text: str | None = None) -> str:
     )
 
 
-def load_record(path: str) -> tuple[MatchRecord, DiceCommitment | None]:
-    """Read a record file in any of the formats (chosen by extension, else content)."""
+def load_record(
+    path: str, *, allow_unfinished: bool = False
+) -> tuple[MatchRecord, DiceCommitment | None]:
+    """Read a record file in any of the formats (chosen by extension, else content);
+    ``allow_unfinished``: its last game may stop before its end (a saved match)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -50,10 +53,19 @@ def load_record(path: str) -> tuple[MatchRecord, DiceCommitment | None]:
     if fmt == "mat":
         from nard.notation.mat import read_mat
 
-        return read_mat(text), None
+        return read_mat(text, allow_unfinished=allow_unfinished), None
     from nard.notation.sgf import read_sgf
 
-    return read_sgf(text), None
+    return read_sgf(text, allow_unfinished=allow_unfinished), None
+
+
+def write_record(record: MatchRecord, fmt: str) -> str:
+    """``record`` as ``fmt`` (``mat``, ``sgf`` or ``json``)."""
+    if fmt not in FORMATS:
+        raise InvalidRecordError(
+            f"cannot save as {fmt or 'no suffix'!r}: name it .mat, .sgf or .json"
+        )
+    return _render(record, fmt, None)
 
 
 def _render(record: MatchRecord, fmt: str, dice: DiceCommitment | None) -> str:

@@ -20,7 +20,7 @@ from nard.match.game import Decision, Game, MatchStateError, ResultKind
 from nard.match.match import Match, MatchRules, MoneyRules, Session
 from nard.notation.records import Action, ActionKind, GameRecord, MatchRecord
 
-__all__ = ["RecordError", "ReplayedGame", "ReplayedMatch", "replay"]
+__all__ = ["RecordError", "ReplayedGame", "ReplayedMatch", "replay", "resume"]
 
 
 class RecordError(NardError, ValueError):
@@ -117,6 +117,50 @@ def replay(record: MatchRecord, *, crawford: bool | None = None) -> ReplayedMatc
             ReplayedGame(number, result.winner, result.points, result.kind, result.cube, game)
         )
     return ReplayedMatch(record.match_length, tuple(replayed), games.score)
+
+
+def resume(record: MatchRecord, games: Match | Session) -> Game | None:
+    """Replay ``record`` into ``games`` (fresh, under the record's rules, with the dice
+    to go on with) to play on: every game but the last must be complete; the last
+    may stop anywhere (a roll not yet played included) and is returned, to be played
+    on (``None`` when it is over and the next game is due).
+
+    Raises :class:`RecordError` like :func:`replay`.
+    """
+    if games.games:
+        raise ValueError("resume into a fresh match or session")
+    if record.match_length != (games.length if isinstance(games, Match) else 0):
+        raise RecordError(
+            f"the record is a {record.match_length or 'money'}-point record, "
+            "not the kind of play being resumed"
+        )
+    last: Game | None = None
+    for number, game_record in enumerate(record.games, start=1):
+        where = f"game {number}"
+        if last is not None and not last.is_over:
+            raise RecordError(f"{where}: game {number - 1} stops before its end")
+        if isinstance(games, Match) and games.is_over:
+            raise RecordError(f"{where}: the match was already over at {games.score}")
+        if game_record.score != games.score:
+            raise RecordError(
+                f"{where}: the record gives the score {game_record.score[0]}-"
+                f"{game_record.score[1]} but the games before make it "
+                f"{games.score[0]}-{games.score[1]}"
+            )
+        last = games.new_game()
+        for index, action in enumerate(game_record.actions, start=1):
+            at = f"{where}, action {index} ({_describe(action)})"
+            if last.is_over:
+                raise RecordError(f"{at}: the game was already over")
+            try:
+                _apply(last, action)
+            except (MatchStateError, ValueError) as exc:
+                raise RecordError(f"{at}: {exc}") from None
+        if not last.is_over and game_record.winner is not None:
+            _conclude_by_resignation(last, game_record, where)
+    if last is None or last.is_over:
+        return None
+    return last
 
 
 def _replay_game(game: Game, record: GameRecord, where: str) -> None:

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
+import re
 import select
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from nard.cli.main import main
-from nard.cli.play import Seat, TerminalTable
+from nard.cli.play import Seat, TerminalTable, make_games, rules_from_text
+from nard.cli.records import load_record
 from nard.engine import Engine, HeuristicPlayer
 from nard.engine.evaluator import FakeEvaluator
 from nard.match import Match, MoneyRules, ResultKind, SeededDice, Session
+from nard.match.replay import resume
 from nard.notation.records import ActionKind
 
 Script = Callable[[TerminalTable, str], str]
@@ -416,3 +421,133 @@ def test_the_legal_plays_break_between_plays_and_a_session_has_a_total() -> None
     a, b = result.score
     ahead = "even" if a == b else f"{'Ann' if a > b else 'Computer'} is up {abs(a - b)} point"
     assert log[-1].startswith(f"Session over after 2 games: Ann won {a}, Computer {b}; {ahead}")
+
+
+class Terminal:
+    """``nard`` on a real pseudo-terminal: what it wrote, what to type."""
+
+    def __init__(self, *args: str) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # pragma: no cover - the child
+            os.execve(
+                sys.executable,
+                [sys.executable, "-m", "nard.cli.main", *args],
+                {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"LOGNAME": "Ann"},
+            )
+        self.out = b""
+
+    def read_until(self, marker: bytes, timeout: float = 60.0) -> bytes:
+        end = time.monotonic() + timeout
+        while marker not in self.out and time.monotonic() < end:
+            ready, _, _ = select.select([self.fd], [], [], 0.2)
+            if ready:
+                try:
+                    self.out += os.read(self.fd, 4096)
+                except OSError:
+                    break
+        assert marker in self.out, self.out.decode(errors="replace")[-2000:]
+        return self.out
+
+    def type(self, line: str) -> None:
+        os.write(self.fd, line.encode() + b"\n")
+
+    def exit_code(self) -> int:
+        _, status = os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        return os.waitstatus_to_exitcode(status)
+
+
+def last_roll(out: bytes, name: str) -> bytes:
+    rolls = re.findall(name.encode() + rb" to play (\d-\d)\.", out)
+    assert rolls, out.decode(errors="replace")[-1500:]
+    return bytes(rolls[-1])
+
+
+def test_a_match_saved_quit_and_resumed_in_a_pty(tmp_path: Path) -> None:
+    """Names, rule options, the IDs on the board, save on request and at exit, and
+    --resume going on with the same roll: tried on 2026-12-05, none of it existed."""
+    saved = tmp_path / "match.json"
+    first = Terminal(
+        "play", "--seed", "5", "--match", "5", "--name", "Sara", "--opponent", "Bot",
+        "--no-crawford", "--save", str(saved),
+    )  # fmt: skip
+    out = first.read_until(b"Sara, play> ")
+    assert b" (Sara): pips" in out and b" (Bot): pips" in out
+    assert re.search(rb"Match ID: [A-Za-z0-9+/]{12}  XGID=[-a-oA-O]{26}:", out)
+    roll = last_roll(out, "Sara")
+    first.type(f"save {tmp_path / 'copy.mat'}")
+    first.read_until(b"Saved to ")
+    first.type("quit")
+    first.read_until(b"Sara stops here.")
+    assert first.exit_code() == 0
+    record = json.loads(saved.read_text())
+    assert record["players"] == ["Sara", "Bot"] and record["match_length"] == 5
+    assert "crawford=0" in record["metadata"]["nard-rules"]
+    assert (tmp_path / "copy.mat").read_text().count("Sara") >= 1
+
+    again = Terminal("play", "--resume", str(saved), "--seed", "77")
+    out = again.read_until(b"Sara, play> ")
+    assert b"Resuming " in out and b" (Bot): pips" in out
+    assert last_roll(out, "Sara") == roll  # the roll made before saving, not a new one
+    again.type("quit")
+    again.read_until(b"Sara stops here.")
+    assert again.exit_code() == 0
+    assert b"Traceback" not in first.out + again.out
+
+
+@pytest.mark.parametrize("suffix", ["json", "mat", "sgf"])
+def test_a_match_saved_mid_turn_resumes_in_each_format(tmp_path: Path, suffix: str) -> None:
+    rules: dict[str, object] = {"crawford": False, "backgammon": 2}
+    games = make_games(5, rules, SeededDice(3))
+    plays = [0]
+
+    def person(table: TerminalTable, prompt: str) -> str:
+        if prompt.endswith("play> "):
+            plays[0] += 1
+            if plays[0] > 3:
+                return "quit"
+            game = table.game
+            assert game is not None
+            return game.position.format_play(game.legal_plays()[0])
+        return "take" if "take" in prompt else ""
+
+    path = tmp_path / f"saved.{suffix}"
+    table = TerminalTable(
+        games,
+        (Seat("Ann"), Seat("Bot", HeuristicPlayer())),
+        lambda p: "",
+        lambda s: None,
+        save_to=path,
+        rules=rules,
+    )
+    table.read = lambda prompt: person(table, prompt)
+    table.play()
+    assert table.game is not None and table.game.dice is not None
+    record, _ = load_record(str(path), allow_unfinished=True)
+    again = make_games(5, rules, SeededDice(4))
+    game = resume(record, again)
+    assert game is not None and game.dice == table.game.dice
+    assert game.position == table.game.position
+    if suffix != "sgf":  # SGF keeps only its own root properties
+        assert rules_from_text(record.metadata["nard-rules"], "") == rules
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--resume", "/nonexistent/match.json"], "cannot read"),
+        (["--name", "A", "--name", "B"], "two with --two-players"),
+        (["--match", "5", "--jacoby"], "money rules"),
+        (["--crawford-off"], "unrecognized arguments"),
+        (["--name", "Computer"], "both players are named"),
+    ],
+)
+def test_bad_options_of_nard_play_give_one_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        code = main(["play", *args])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err, err
