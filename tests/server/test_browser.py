@@ -798,3 +798,25 @@ def test_a_match_against_the_computer_is_abandoned_in_the_page(
     assert page.locator("#server-seed").inner_text()
     assert page.locator("#controls button[data-action=rematch]").count() == 1
     assert errors == []
+
+
+def test_no_button_sends_twice(base_url: str, browser: Browser) -> None:
+    """A double click on the result panel's Next game started the next game and then
+    sent again (a 409 shown as an error); every button now waits for its answer."""
+    page, errors = new_page(browser)
+    start_as_guest(page, base_url, "Noor")
+    page.fill("input[name=match_length]", "0")
+    page.click("#start")
+    contribute(page)
+    for _ in range(40):  # until it is Noor's turn (resigning is for one's own turn)
+        settle(page)
+        if page.locator("#resign").count():
+            break
+        page.wait_for_timeout(100)
+    page.select_option("#resign", "1")
+    page.wait_for_selector("#result-panel button[data-action=next_game]")
+    page.locator("#result-panel button[data-action=next_game]").dblclick()
+    settle(page)
+    page.wait_for_selector("#board .checker")
+    assert page.locator("#error").is_hidden()
+    assert errors == []

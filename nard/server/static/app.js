@@ -520,15 +520,19 @@ async function tableView(id) {
   };
 
   // While a request is out the table is marked busy and its buttons are off.
+  let working = false; // a request is out: no button sends another (double clicks)
   async function busy(work) {
-    if (offline()) return; // nothing is sent while the connection is down
+    if (offline() || working) return; // nothing is sent while the connection is down
+    working = true;
     const node = $("#table");
     node.dataset.busy = "1";
+    resultPanel.querySelectorAll("button").forEach((b) => (b.disabled = true));
     controls.querySelectorAll("button, select").forEach((b) => (b.disabled = true));
     try { await work(); } catch (error) {
       showError(error);
       if (error.code === "stale") adopt(await api("GET", `/api/tables/${table.id}`), true);
     } finally {
+      working = false;
       delete node.dataset.busy;
       render();
     }
