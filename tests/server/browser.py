@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -89,15 +89,19 @@ def play_by_clicks(page: Page, tap: bool = False) -> None:
     raise AssertionError("the play was never complete")
 
 
-def take_turn(page: Page, tap: bool = False) -> bool:
-    """Act once if the page waits for this player; False when it does not."""
+def take_turn(page: Page, tap: bool = False, enter: Callable[[Page], None] | None = None) -> bool:
+    """Act once if the page waits for this player; False when it does not. ``enter``
+    enters a play (default: by clicks, or taps)."""
     settle(page)
     go_on = page.locator("#result-panel button[data-action=continue]")
     if go_on.is_visible():
         press(go_on, tap)  # a game of the match ended
     actions = enabled_actions(page)
     if page.locator("button[data-action=confirm]").count():
-        play_by_clicks(page, tap)
+        if enter is not None:
+            enter(page)
+        else:
+            play_by_clicks(page, tap)
         return True
     for action in ("roll", "take", "accept"):
         if action in actions:
@@ -153,3 +157,56 @@ def online_game(
         assert len(you) == 1 and mine in you[0] and theirs not in you[0], rows
         assert any(theirs in r for r in rows if "(you)" not in r), rows
     return ann, ann_errors, bob, bob_errors
+
+
+def play_by_drags(page: Page) -> None:
+    """Enter a whole play by dragging checkers onto highlighted points; then Confirm.
+    Drags go by screen coordinates: the page's viewport must show the whole board."""
+    for _ in range(10):
+        confirm = page.locator("button[data-action=confirm]")
+        if confirm.is_enabled():
+            confirm.click()
+            settle(page)
+            return
+        points = page.eval_on_selector_all(
+            "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
+        )
+        for point in points:
+            box = page.locator(f"#board .checker[data-point='{point}']").last.bounding_box()
+            assert box is not None
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            page.mouse.down()  # picks the checker up: its destinations light up
+            target = page.locator("#board .target").first
+            goal = target.bounding_box() if page.locator("#board .target").count() else None
+            if goal is None:
+                page.mouse.up()
+                page.keyboard.press("Escape")
+                continue
+            x, y = goal["x"] + goal["width"] / 2, goal["y"] + goal["height"] / 2
+            page.mouse.move(x, y, steps=4)
+            page.mouse.up()
+            break
+        else:
+            raise AssertionError("no checker could be dragged, yet the play is not complete")
+    raise AssertionError("the play was never complete")
+
+
+def play_by_double_clicks(page: Page) -> None:
+    """Enter a whole play by double clicks only; then Confirm."""
+    for _ in range(10):
+        confirm = page.locator("button[data-action=confirm]")
+        if confirm.is_enabled():
+            confirm.click()
+            settle(page)
+            return
+        used = page.locator("#board .die.used").count()
+        points = page.eval_on_selector_all(
+            "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
+        )
+        for point in points:
+            page.locator(f"#board .checker[data-point='{point}']").last.dblclick()
+            if page.locator("#board .die.used").count() > used:
+                break
+        else:
+            raise AssertionError("no double click moved a checker, yet the play is not complete")
+    raise AssertionError("the play was never complete")

@@ -7,13 +7,14 @@ seeded dice. Without Chromium or Playwright these tests are skipped, unless
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ from tests.server.browser import (
     new_page,
     online_game,
     play_by_clicks,
+    play_by_double_clicks,
+    play_by_drags,
     require_browser,
     settle,
     start_as_guest,
@@ -569,12 +572,14 @@ def test_double_clicks_undo_one_move_and_the_dice_swap(base_url: str, browser: B
     assert errors == []
 
 
-def play_to_the_end(page: Page, tap: bool = False) -> None:
+def play_to_the_end(
+    page: Page, tap: bool = False, enter: Callable[[Page], None] | None = None
+) -> None:
     """Take every turn until the match is over (its Rematch button is there)."""
     for _ in range(400):
         if page.locator("#controls button[data-action=rematch]").count():
             return
-        if not take_turn(page, tap):
+        if not take_turn(page, tap, enter):
             page.wait_for_timeout(100)
     raise AssertionError("the match did not end")
 
@@ -609,7 +614,8 @@ def test_a_match_in_persian_by_clicks_replayed_by_keyboard(
         # The moves list shows this game's steps so far, this one marked.
         assert page.locator("#history li").count() == step
         assert page.locator("#history li.current").inner_text() == captions[-1]
-    assert len(set(captions)) == len(captions), captions  # each step its own caption
+    # Each step its own caption (a roll's repeated the move before it).
+    assert all(a != b for a, b in itertools.pairwise(captions)), captions
     assert any("تاس انداخت" in c for c in captions)  # a roll, said as a roll
     # Nothing in English but the name and the moves (standard notation, kept left to right).
     words = [re.sub("\u2066[^\u2069]*\u2069", "", c).replace("Sara", "") for c in captions]
@@ -618,6 +624,15 @@ def test_a_match_in_persian_by_clicks_replayed_by_keyboard(
     assert page.inner_text("#replay-step") == f"{total} / {total}"
     page.keyboard.press("Escape")
     assert page.inner_text("#replay-step") != f"{total} / {total}"
+    # Persian digits, where the player chooses them: scores, pips, point numbers.
+    page.select_option("#digits", "native")
+    persian = "[\u06f0-\u06f9]"  # the extended Arabic-Indic digits Persian writes
+    assert re.fullmatch(persian + "+", page.locator("#score .points").first.inner_text())
+    assert re.search(persian, page.locator("#score .pips").first.inner_text())
+    numbers = page.eval_on_selector_all(
+        "#board .label[data-point]", "els => els.map(e => e.textContent)"
+    )
+    assert "\u06f2\u06f4" in numbers and "24" not in numbers
     page.screenshot(path=str(tmp_path / "fa-finished.png"), full_page=True)
     assert errors == []
 
@@ -819,4 +834,44 @@ def test_no_button_sends_twice(base_url: str, browser: Browser) -> None:
     settle(page)
     page.wait_for_selector("#board .checker")
     assert page.locator("#error").is_hidden()
+    assert errors == []
+
+
+@pytest.mark.parametrize("enter", [play_by_drags, play_by_double_clicks], ids=["drag", "dblclick"])
+def test_a_whole_match_by_drags_or_by_double_clicks(
+    base_url: str, browser: Browser, enter: Callable[[Page], None]
+) -> None:
+    page, errors = new_page(browser, viewport={"width": 1280, "height": 1000})  # all the board
+    page.add_init_script("localStorage.setItem('nard.speed', 'off')")
+    start_as_guest(page, base_url, "Rui")
+    page.fill("input[name=match_length]", "1")
+    page.click("#start")
+    contribute(page)
+    play_to_the_end(page, enter=enter)
+    assert page.locator("#result-panel").is_visible()
+    assert errors == []
+
+
+def test_a_phone_on_its_side_shows_the_whole_board(
+    base_url: str, browser: Browser, tmp_path: Path
+) -> None:
+    """844x390, landscape: the board fits the screen's height, the side panel beside it."""
+    page, errors = new_page(
+        browser, viewport={"width": 844, "height": 390}, has_touch=True, is_mobile=True
+    )
+    page.goto(base_url + "/")
+    page.fill("input[name=guest_name]", "Ida")
+    page.locator("#guest-button").tap()
+    page.wait_for_selector("#who:has-text('Ida')")
+    page.fill("input[name=match_length]", "3")
+    page.locator("#start").tap()
+    page.wait_for_selector("#contribution")
+    page.locator("#contribute").tap()
+    page.wait_for_selector("#board .checker")
+    page.evaluate("document.querySelector('#board').scrollIntoView()")
+    board = page.eval_on_selector("#board", "e => e.getBoundingClientRect().toJSON()")
+    side = page.eval_on_selector("#side", "e => e.getBoundingClientRect().toJSON()")
+    assert board["height"] <= 390 and board["width"] >= 420, board
+    assert side["left"] >= board["right"] - 1 or side["right"] <= board["left"] + 1, (board, side)
+    page.screenshot(path=str(tmp_path / "landscape.png"))
     assert errors == []

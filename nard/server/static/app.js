@@ -3,7 +3,7 @@
 // about the game: the page only shows it and sends the player's actions.
 "use strict";
 
-import { LANGUAGES, has, language, pickLanguage, setLanguage, t } from "./i18n.js";
+import { LANGUAGES, has, language, nativeDigits, num, pickLanguage, setLanguage, t } from "./i18n.js";
 import { MoveInput, applyMove, checkerSpot, drawBoard, flip, playPath, pointAt } from "./board.js";
 import { verifyRecord } from "./verify.js";
 
@@ -733,7 +733,7 @@ async function tableView(id) {
         targets: input && selected !== null ? input.destinations(selected) : [],
         onPoint,
         onDrag,
-        labels: { off: t("off") },
+        labels: { off: t("off"), number: num },
       });
       // For screen readers: the pips, the dice and whose turn it is, in words.
       svg.setAttribute("aria-label", game ? t("board_label", {
@@ -785,7 +785,7 @@ async function tableView(id) {
       h("p", { class: "result", id: "panel-result", text: t("game_result", { name: nameOfSide(r.winner), n: r.points, kind: t(`result_${r.kind}`) }) }),
     ];
     if (!isChouette()) {
-      const score = [0, 1].map((seat) => `${seatName(seat)} ${table.score[seat]}`).join(" – ");
+      const score = [0, 1].map((seat) => `${seatName(seat)} ${num(table.score[seat])}`).join(" – ");
       lines.push(h("p", { id: "panel-score", text: table.match_length ? `${t("score")}: ${score} (${t("match_to", { n: table.match_length })})` : `${t("score")}: ${score}` }));
     }
     if (table.status === "finished" && table.match_length && table.winner !== null) lines.push(h("p", { class: "result", id: "panel-match", text: t("match_over", { name: nameOf(table.winner) }) }));
@@ -936,8 +936,8 @@ async function tableView(id) {
       ...seatsShown.map((seat) => h("div", { class: `player seat${seat}${table.waiting_for.includes(seat) ? " acting" : ""}`, "data-role": table.roles[seat] || null },
         h("span", { class: `swatch ${sideOf(seat) === 0 ? "white" : "black"}` }),
         h("span", { class: "name", text: nameOf(seat) + (table.roles[seat] ? ` — ${t(`role_${table.roles[seat]}`)}` : "") }),
-        h("span", { class: "points", text: String(replayAt !== null && steps ? steps[replayAt].score[seat] : table.score[seat]) }),
-        game && (!isChouette() || table.roles[seat] === "box" || table.roles[seat] === "captain") ? h("span", { class: "pips", text: `${t("pips")} ${game.pips[sideOf(seat)]}` }) : null)),
+        h("span", { class: "points", text: num(replayAt !== null && steps ? steps[replayAt].score[seat] : table.score[seat]) }),
+        game && (!isChouette() || table.roles[seat] === "box" || table.roles[seat] === "captain") ? h("span", { class: "pips", text: `${t("pips")} ${num(game.pips[sideOf(seat)])}` }) : null)),
       table.crawford ? h("p", { class: "crawford", text: t("crawford_game") }) : null,
     );
     // While replaying, the list follows the step: that game's steps so far, this one marked.
@@ -971,12 +971,18 @@ async function tableView(id) {
       ...(isChouette() ? ["json"] : ["mat", "sgf", "json"]).map((fmt) => h("a", { href: `/api/tables/${table.id}/record.${fmt}`, download: true, dir: "ltr", text: fmt.toUpperCase() })));
     const replay = table.status === "finished" ? h("div", { id: "replay" },
       h("button", { "data-action": "replay_back", onclick: () => stepReplay(-1), text: t("step_back") }),
-      h("span", { id: "replay-step", text: replayAt === null ? t("replay") : `${replayAt + 1} / ${steps.length}` }),
+      h("span", { id: "replay-step", text: replayAt === null ? t("replay") : `${num(replayAt + 1)} / ${num(steps.length)}` }),
       h("button", { "data-action": "replay_forward", onclick: () => stepReplay(1), text: t("step_forward") })) : null;
     const scrolled = $("#history", side);
     const following = !scrolled || scrolled.scrollTop + scrolled.clientHeight >= scrolled.scrollHeight - 4;
     const auto = h("label", { class: "check" }, h("input", { type: "checkbox", id: "autoconfirm", checked: cfg.autoConfirm, onchange: (e) => { localStorage.setItem("nard.autoconfirm", e.target.checked ? "1" : "0"); } }), h("span", { text: t("auto_confirm") }));
-    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", orientation, swap, speed, auto, fair, downloads);
+    // In Persian and Arabic: numbers in the language's own digits, if the player likes.
+    const digits = language() === "en" ? null : h("label", { class: "check" },
+      h("span", { text: `${t("digits")}: ` }),
+      h("select", { id: "digits", onchange: (e) => { localStorage.setItem("nard.digits", e.target.value); render(); } },
+        h("option", { value: "latin", selected: !nativeDigits(), text: "123" }),
+        h("option", { value: "native", selected: nativeDigits(), text: language() === "fa" ? "۱۲۳" : "١٢٣" })));
+    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", orientation, swap, speed, auto, digits || "", fair, downloads);
     // The newest entry in view, unless the player scrolled back to read.
     if (following) historyList.scrollTop = historyList.scrollHeight;
     else historyList.scrollTop = scrolled.scrollTop;

@@ -298,7 +298,7 @@ export function drawBoard(svg, state) {
     tri.addEventListener("click", () => state.onPoint && state.onPoint(p));
     // The point's number is part of it: a click there is a click on the point.
     const label = el("text", { x, y: bottom ? H - 4 : 15, class: "label", "data-point": p }, svg);
-    label.textContent = String(p);
+    label.textContent = state.labels.number ? state.labels.number(p) : String(p);
     label.addEventListener("click", () => state.onPoint && state.onPoint(p));
     const count = state.board[p];
     if (count) drawStack(svg, x, bottom, Math.abs(count), count > 0 ? mine : theirs, p, state);

@@ -142,6 +142,7 @@ const STRINGS = {
     err_started: "This table has already started.",
     err_table_waiting: "The table is still waiting for a player.",
     socket_closed: "The connection to the table was closed ({reason}). Reload the page.",
+    digits: "Digits",
     board_label: "Backgammon board: your pip count {mine}, the other side's {theirs}; dice {dice}; cube {cube}; position {position}",
     abandon: "Abandon",
     abandon_sure: "Leave this match unfinished? It stays in your records as abandoned.",
@@ -398,6 +399,7 @@ const STRINGS = {
     err_started: "این میز پیش‌تر آغاز شده است.",
     err_table_waiting: "میز هنوز در انتظار یک بازیکن است.",
     socket_closed: "پیوند با میز بسته شد ({reason}). صفحه را دوباره بار کنید.",
+    digits: "رقم‌ها",
     board_label: "صفحهٔ تخته‌نرد: پیپ شما {mine}، پیپ حریف {theirs}؛ تاس‌ها {dice}؛ مکعب {cube}؛ وضعیت {position}",
     abandon: "رها کردن",
     abandon_sure: "این مسابقه ناتمام رها شود؟ در سوابق شما «رهاشده» می‌ماند.",
@@ -655,6 +657,7 @@ const STRINGS = {
     err_started: "بدأت هذه الطاولة بالفعل.",
     err_table_waiting: "ما زالت الطاولة بانتظار لاعب.",
     socket_closed: "أُغلق الاتصال بالطاولة ({reason}). أعد تحميل الصفحة.",
+    digits: "الأرقام",
     board_label: "لوحة الطاولة: مجموع نقاطك {mine}، والطرف الآخر {theirs}؛ النرد {dice}؛ المكعب {cube}؛ الوضع {position}",
     abandon: "ترك المباراة",
     abandon_sure: "أتترك هذه المباراة دون إكمال؟ تبقى في سجلك متروكة.",
@@ -805,9 +808,27 @@ export function language() {
   return current;
 }
 
+// Numbers in the page's own digits where the player chose them (Persian ۰-۹ in fa,
+// Arabic-Indic ٠-٩ in ar); moves and IDs keep their Latin digits (standard notation).
+const NATIVE_DIGITS = { fa: "۰۱۲۳۴۵۶۷۸۹", ar: "٠١٢٣٤٥٦٧٨٩" };
+
+export function nativeDigits() {
+  return current in NATIVE_DIGITS && localStorage.getItem("nard.digits") === "native";
+}
+
+export function num(value) {
+  const text = String(value);
+  if (!nativeDigits()) return text;
+  const digits = NATIVE_DIGITS[current];
+  return text.replace(/[0-9]/g, (d) => digits[Number(d)]);
+}
+
 export function t(key, values = {}) {
   const text = STRINGS[current][key] ?? STRINGS.en[key] ?? key;
-  return text.replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ""));
+  return text.replace(/\{(\w+)\}/g, (_, name) => {
+    const value = values[name] ?? "";
+    return typeof value === "number" ? num(value) : String(value);
+  });
 }
 
 export function has(key) {
