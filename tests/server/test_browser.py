@@ -634,6 +634,9 @@ def test_a_match_in_persian_by_clicks_replayed_by_keyboard(
     )
     assert "\u06f2\u06f4" in numbers and "24" not in numbers
     page.screenshot(path=str(tmp_path / "fa-finished.png"), full_page=True)
+    # The list of one's matches: its dates kept left to right (they read 06-12-2026 00:53).
+    page.click("#nav a[href='/archive']")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", page.inner_text("#archive bdi.date[dir=ltr]"))
     assert errors == []
 
 

@@ -1032,7 +1032,8 @@ async function archiveView() {
   const tables = await api("GET", "/api/my-tables");
   const rows = tables.map((table) => h("li", {},
     h("a", { href: `/play/${table.id}`, "data-link": true, text: `${table.seats.map(archiveName).join(" — ")}` }),
-    ` · ${table.match_length ? t("match_to", { n: table.match_length }) : t("money")} · ${t(`status_${table.status}`)} · ${table.created_at.slice(0, 16).replace("T", " ")}`));
+    ` · ${table.match_length ? t("match_to", { n: table.match_length }) : t("money")} · ${t(`status_${table.status}`)} · `,
+    h("bdi", { dir: "ltr", class: "date", text: table.created_at.slice(0, 16).replace("T", " ") })));
   main().replaceChildren(h("section", { class: "card" }, h("h2", { text: t("nav_archive") }), rows.length ? h("ul", { id: "archive" }, ...rows) : h("p", { text: t("archive_empty") })));
   if (me && !me.guest) main().append(passwordForm());
 }
@@ -1078,8 +1079,8 @@ async function rulesView() {
 // -- dice verification ----------------------------------------------------------------
 
 function verifyView() {
-  const tableId = h("input", { id: "verify-table", name: "table", value: new URLSearchParams(location.search).get("table") || "" });
-  const record = h("textarea", { id: "verify-record", rows: 8 });
+  const tableId = h("input", { id: "verify-table", name: "table", dir: "ltr", value: new URLSearchParams(location.search).get("table") || "" });
+  const record = h("textarea", { id: "verify-record", rows: 8, dir: "ltr", spellcheck: "false" });
   const result = h("div", { id: "verify-result", "aria-live": "polite" });
   const run = async () => {
     try {
