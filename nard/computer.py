@@ -145,9 +145,7 @@ def computer_command(
         if (
             engine is not None
             and GameAction.DOUBLE in legal
-            and engine.cube_action(
-                game.position, cube_context(game, game.on_roll, match_length, score)
-            ).double
+            and engine.doubles(game.position, cube_context(game, game.on_roll, match_length, score))
         ):
             return Command(GameAction.DOUBLE)
         return Command(GameAction.ROLL)

@@ -1245,8 +1245,8 @@ def chouette_computer(engine: Engine, table: ChouetteTable, seat: int) -> dict[s
     assert game is not None
     legal = table.legal_for(seat)
     if "agree" in legal:  # the captain proposes a team double
-        verdict = engine.cube_action(game.position, cube_context(game, game.on_roll, 0, (0, 0)))
-        return {"action": "agree" if verdict.double else "refuse"}
+        doubles = engine.doubles(game.position, cube_context(game, game.on_roll, 0, (0, 0)))
+        return {"action": "agree" if doubles else "refuse"}
     if "take" in legal and game.on_roll == 0:
         # The box doubled: a member answers alone (the box is never asked then).
         verdict = engine.cube_action(game.position, cube_context(game, game.on_roll, 0, (0, 0)))
