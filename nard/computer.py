@@ -175,7 +175,13 @@ def computer_command(
             return Command(GameAction.ACCEPT)
         offered = game.resignation
         assert offered is not None
-        # The resigner is on roll: its equity, negated, is the computer's points per cube.
-        _, equity = engine.evaluate(game.position)
-        return Command(GameAction.ACCEPT if offered >= -equity else GameAction.REJECT)
+        # The resigner is on roll: its equity, negated, is the computer's points per cube,
+        # with backgammons counted as the rules count them (2 where so agreed), and the
+        # offer is worth what accepting it scores.
+        probs, equity = engine.evaluate(game.position)
+        counted = game.options.backgammon
+        if counted != 3:
+            equity -= (3 - counted) * (probs[2] - probs[4])
+        worth = counted if offered == 3 else offered
+        return Command(GameAction.ACCEPT if worth >= -equity else GameAction.REJECT)
     raise ValueError(f"the game is over: there is nothing to decide ({decision.value})")

@@ -271,7 +271,13 @@ class TerminalTable:
         a, b = self.seats
         score = self.games.score
         if isinstance(self.games, Match):
-            crawford = " (Crawford game: no cube)" if game.options.crawford else ""
+            crawford = (
+                " (Crawford game: no cube)"
+                if game.options.crawford
+                else " (no cube)"
+                if not game.options.cube
+                else ""
+            )
             self.write(
                 f"Game {number} of a {self.match_length}-point match: {a.name} {score[0]}, "
                 f"{b.name} {score[1]}{crawford}."

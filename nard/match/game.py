@@ -497,10 +497,15 @@ class Game:
         self._record_unplayed_roll(s)
         s.actions.append(Action(player, ActionKind.RESIGN, resign=points))
         s.actions.append(Action(1 - player, ActionKind.ACCEPT))
-        points_won = points * s.cube_value
+        points_won = self.resignation_value(points) * s.cube_value
         s.result = GameResult(1 - player, ResultKind.RESIGN, s.cube_value, points_won)
         s.decision = Decision.GAME_OVER
         self._s = s
+
+    def resignation_value(self, level: int) -> int:
+        """What resigning a single (1), a gammon (2) or a backgammon (3) gives up, per
+        cube: a backgammon counts as the rules count one (``options.backgammon``)."""
+        return self.options.backgammon if level == 3 else level
 
     def accept(self) -> None:
         """Accept the resignation: the game ends for its value times the cube."""
@@ -508,8 +513,9 @@ class Game:
         s = self._copy()
         s.actions.append(Action(s.turn, ActionKind.ACCEPT))
         # The points offered stand as offered (as gnubg scores them): Jacoby
-        # reduces only gammons won on the board.
-        points = s.offered_resignation * s.cube_value
+        # reduces only gammons won on the board; a backgammon counts what the rules
+        # make it count (2 where so agreed).
+        points = self.resignation_value(s.offered_resignation) * s.cube_value
         s.result = GameResult(s.turn, ResultKind.RESIGN, s.cube_value, points)
         s.decision = Decision.GAME_OVER
         self._s = s

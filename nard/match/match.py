@@ -132,7 +132,10 @@ class Match(_Games):
         """Whether the next game is the Crawford game: the first game that starts
         with a player one point from winning (and the Crawford rule is on)."""
         first_time = all(self.length - 1 not in start for start in self._starts)
-        return self.rules.crawford and self.length - 1 in self.score and first_time
+        # A 1-point match starts at 0-0, one point from the end, but nobody reached
+        # it: its first game is no Crawford game (gnubg's Match ID agrees).
+        reached = self.length > 1 and self.length - 1 in self.score
+        return self.rules.crawford and reached and first_time
 
     def new_game(self) -> Game:
         """Start the next game with the options the score calls for."""
@@ -143,10 +146,11 @@ class Match(_Games):
         crawford = self.is_crawford_game()
         post_crawford = self.rules.crawford and not crawford and self.length - 1 in score
         holland = None
-        if self.rules.holland and post_crawford:
-            holland = 0 if score[0] < score[1] else 1
+        if self.rules.holland and post_crawford and score[0] != score[1]:
+            holland = 0 if score[0] < score[1] else 1  # the trailer; none at equal scores
         options = GameOptions(
-            cube=self.rules.cube and not crawford,
+            # A 1-point match is played without the cube: a double could only kill it.
+            cube=self.rules.cube and not crawford and self.length > 1,
             cube_cap=self.rules.cube_cap,
             backgammon=self.rules.backgammon,
             holland_player=holland,

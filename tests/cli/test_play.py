@@ -308,8 +308,9 @@ def test_a_one_point_match_is_played_without_the_cube() -> None:
     table, log = _table(match, (Seat("Ann"), Seat("Computer", HeuristicPlayer())))
     result = table.play()
     assert match.is_over and result.games == 1
-    assert "(Crawford game: no cube)" in log[0]
-    assert any(line.startswith("Crawford game: no cube; score Ann 0") for line in log)
+    # Played without the cube, yet no Crawford game: nobody reached 0 points from 1.
+    assert log[0] == "Game 1 of a 1-point match: Ann 0, Computer 0 (no cube)."
+    assert any(line.startswith("cube off; score Ann 0") for line in log)
     assert not any("doubles" in line for line in log)
 
 

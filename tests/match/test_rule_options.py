@@ -1,0 +1,87 @@
+"""Rule options where a referee's check of the rule book found nard wrong (issue 29):
+a backgammon counting 2 in resignations, the Holland rule at equal scores, the first
+game of a 1-point match."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from nard.computer import computer_command
+from nard.core import Position
+from nard.engine import Engine
+from nard.match import FixedDice, Game, GameAction, GameOptions, Match, MatchRules
+from nard.notation.sgf import write_sgf
+
+
+def test_a_backgammon_resignation_counts_two_where_a_backgammon_does() -> None:
+    for counted in (3, 2):
+        game = Game(GameOptions(backgammon=counted), FixedDice([(5, 2)]))
+        game.opening_roll()
+        game.resign(3)
+        game.accept()
+        assert game.result is not None and game.result.points == counted
+        conceded = Game(GameOptions(backgammon=counted), FixedDice([(5, 2)]))
+        conceded.opening_roll()
+        conceded.concede(0, 3)
+        assert conceded.result is not None and conceded.result.points == counted
+    gammon = Game(GameOptions(backgammon=2), FixedDice([(5, 2)]))
+    gammon.opening_roll()
+    gammon.resign(2)
+    gammon.accept()
+    assert gammon.result is not None and gammon.result.points == 2
+
+
+class Doomed:
+    """An evaluator for which the side on roll always loses a gammon, and a
+    backgammon 60% of the time."""
+
+    def evaluate(self, positions: Sequence[Position]) -> np.ndarray:
+        return np.tile([0.0, 0.0, 0.0, 1.0, 0.6], (len(positions), 1))
+
+
+def test_the_computer_values_a_resignation_as_the_rules_count_it() -> None:
+    """Facing a sure gammon with 60% backgammons, a gammon's resignation gives up 2
+    of an expected 2.6 where backgammons count 3 (refused), and all of 2.0 where they
+    count 2 (accepted)."""
+    engine = Engine("expert", evaluator=Doomed())  # type: ignore[arg-type]
+    for counted, answer in ((3, GameAction.REJECT), (2, GameAction.ACCEPT)):
+        game = Game(GameOptions(backgammon=counted), FixedDice([(5, 2)]))
+        game.opening_roll()
+        game.resign(2)
+        assert computer_command(engine, game, 0, (0, 0)).action is answer
+
+
+def finish(match: Match, winner: int) -> None:
+    """The next game, won by ``winner`` for one point."""
+    game = match.new_game()
+    game.opening_roll((6, 1))
+    game.concede(1 - winner, 1)
+    assert game.result is not None and game.result.points == 1
+
+
+def test_the_holland_rule_has_no_trailer_at_equal_scores() -> None:
+    match = Match(5, MatchRules(holland=True), FixedDice([]))
+    for winner in (0, 0, 0, 0, 1, 1, 1, 1):  # 4-0, then 4-1 (Crawford game) ... 4-4
+        if match.is_over:
+            break
+        finish(match, winner)
+    assert match.score == (4, 4)
+    game = match.new_game()
+    assert game.options.holland_player is None and not game.options.crawford
+    trailing = Match(5, MatchRules(holland=True), FixedDice([]))
+    for winner in (0, 0, 0, 0, 1):  # 4-1 after the Crawford game: player 1 trails
+        finish(trailing, winner)
+    assert trailing.new_game().options.holland_player == 1
+
+
+def test_the_first_game_of_a_one_point_match_is_no_crawford_game() -> None:
+    match = Match(1, MatchRules(), FixedDice([]))
+    game = match.new_game()
+    assert not game.options.crawford  # gnubg's Match ID says so too
+    assert not game.options.cube  # and it is played without the cube
+    game.opening_roll((6, 1))
+    game.concede(1, 1)
+    sgf = write_sgf(match.to_record())
+    assert "CrawfordGame" not in sgf and "RU[Crawford]" in sgf, sgf[:300]
