@@ -45,7 +45,7 @@ def test_the_computer_values_a_resignation_as_the_rules_count_it() -> None:
     """Facing a sure gammon with 60% backgammons, a gammon's resignation gives up 2
     of an expected 2.6 where backgammons count 3 (refused), and all of 2.0 where they
     count 2 (accepted)."""
-    engine = Engine("expert", evaluator=Doomed())  # type: ignore[arg-type]
+    engine = Engine("expert", evaluator=Doomed())
     for counted, answer in ((3, GameAction.REJECT), (2, GameAction.ACCEPT)):
         game = Game(GameOptions(backgammon=counted), FixedDice([(5, 2)]))
         game.opening_roll()
