@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -92,6 +93,7 @@ def _summary(record: MatchRecord, replayed: ReplayedMatch) -> str:
             f"({g.result.value}, cube {g.cube}); score {score[0]}-{score[1]}"
         )
     lines.append(f"final score: {replayed.final_score[0]}-{replayed.final_score[1]}")
+    lines += [f"note: {note}" for note in replayed.notes]
     return "\n".join(lines)
 
 
@@ -123,7 +125,11 @@ def cmd_verify(path: str) -> int:
 
 def cmd_export(source: str, target: str, to: str | None) -> int:
     record, dice = load_record(source)
-    replay(record)  # never write out a record the rules reject
+    replayed = replay(record)  # never write out a record the rules reject
+    if replayed.crawford_rule != record.crawford_rule:  # inferred: say it where the format can
+        record = dataclasses.replace(record, crawford_rule=replayed.crawford_rule)
+    for note in replayed.notes:
+        print(f"note: {note}")
     fmt = to or _format_of(Path(target))
     text = _render(record, fmt, dice)
     # Write beside the target and rename: an interrupted export never leaves a

@@ -24,7 +24,17 @@ __all__ = ["RecordError", "ReplayedGame", "ReplayedMatch", "replay", "resume"]
 
 
 class RecordError(NardError, ValueError):
-    """A record that the rules reject: names the game, the action and the reason."""
+    """A record that the rules reject: names the game, the action and the reason.
+
+    ``action`` is the action refused (None when the fault is not one action's) and
+    ``crawford_game`` whether its game was played as the Crawford game."""
+
+    def __init__(
+        self, message: str, *, action: Action | None = None, crawford_game: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.action = action
+        self.crawford_game = crawford_game
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,10 @@ class ReplayedMatch:
     match_length: int
     games: tuple[ReplayedGame, ...]
     final_score: tuple[int, int]
+    crawford_rule: bool = True
+    """The Crawford rule the match was replayed under."""
+    notes: tuple[str, ...] = ()
+    """What the replay inferred that the record did not say."""
 
     def to_json(self) -> dict[str, Any]:
         """The summary ``nard replay --json`` prints."""
@@ -56,6 +70,8 @@ class ReplayedMatch:
                 for g in self.games
             ],
             "final_score": list(self.final_score),
+            "crawford_rule": self.crawford_rule,
+            "notes": list(self.notes),
         }
 
 
@@ -76,10 +92,28 @@ def replay(record: MatchRecord, *, crawford: bool | None = None) -> ReplayedMatc
     """Replay ``record`` through the rules; raises :class:`RecordError` on the first fault.
 
     ``crawford`` overrides the record's Crawford rule (a ``.mat`` file cannot
-    say that a match was played without it).
+    say that a match was played without it). Left unsaid (None), a record that
+    doubles in what would be the Crawford game was played without the rule: it
+    is replayed so, and the result's ``notes`` say so (gnubg accepts such files).
     """
     if crawford is not None:
-        record = dataclasses.replace(record, crawford_rule=crawford)
+        return _replay(dataclasses.replace(record, crawford_rule=crawford))
+    try:
+        return _replay(record)
+    except RecordError as exc:
+        doubled = exc.action is not None and exc.action.kind is ActionKind.DOUBLE
+        if not (record.match_length and record.crawford_rule and exc.crawford_game and doubled):
+            raise
+        try:
+            replayed = _replay(dataclasses.replace(record, crawford_rule=False))
+        except RecordError:
+            raise exc from None
+        where = str(exc).split(",")[0]
+        note = f"the Crawford rule was off ({where} doubles in what would be the Crawford game)"
+        return dataclasses.replace(replayed, notes=(*replayed.notes, note))
+
+
+def _replay(record: MatchRecord) -> ReplayedMatch:
     beavers = any(a.kind is ActionKind.BEAVER for g in record.games for a in g.actions)
     raccoons = any(a.kind is ActionKind.RACCOON for g in record.games for a in g.actions)
     animals = max((_longest_chain(g) for g in record.games), default=0)
@@ -116,7 +150,9 @@ def replay(record: MatchRecord, *, crawford: bool | None = None) -> ReplayedMatc
         replayed.append(
             ReplayedGame(number, result.winner, result.points, result.kind, result.cube, game)
         )
-    return ReplayedMatch(record.match_length, tuple(replayed), games.score)
+    return ReplayedMatch(
+        record.match_length, tuple(replayed), games.score, crawford_rule=record.crawford_rule
+    )
 
 
 def resume(record: MatchRecord, games: Match | Session) -> Game | None:
@@ -171,7 +207,9 @@ def _replay_game(game: Game, record: GameRecord, where: str) -> None:
         try:
             _apply(game, action)
         except (MatchStateError, ValueError) as exc:
-            raise RecordError(f"{at}: {exc}") from None
+            raise RecordError(
+                f"{at}: {exc}", action=action, crawford_game=game.options.crawford
+            ) from None
     if not game.is_over:
         _conclude_by_resignation(game, record, where)
     result = game.result

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nard.cli.main import main
 from nard.notation.json_record import read_json, write_json
 from tests.match.test_verify import fair_match
 
@@ -115,3 +116,22 @@ def test_export_never_writes_an_invalid_record(tmp_path: Path, fair_record: Path
     proc = _nard("export", str(src), str(target))
     assert proc.returncode == 2
     assert target.read_text() == "precious"
+
+
+def test_a_mat_file_that_doubles_in_the_crawford_game_replays_and_exports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Crawford rule inferred off (and said) instead of the file refused."""
+    from nard.notation.mat import write_mat
+    from tests.match.test_replay import _match_without_crawford
+
+    text = write_mat(_match_without_crawford())
+    source = tmp_path / "gnubg.mat"
+    source.write_text("\n".join(line for line in text.splitlines() if "[Crawford" not in line))
+    assert main(["replay", str(source)]) == 0
+    out = capsys.readouterr().out
+    assert "final score: 3-2" in out and "note: the Crawford rule was off (game 2" in out
+    target = tmp_path / "match.json"
+    assert main(["export", str(source), str(target)]) == 0
+    assert "the Crawford rule was off" in capsys.readouterr().out
+    assert json.loads(target.read_text())["rules"]["crawford"] is False

@@ -152,3 +152,48 @@ def test_resignation_written_only_as_a_win() -> None:
     odd = dataclasses.replace(record.games[0], winner=0, points=5)
     with pytest.raises(RecordError, match="not a resignation"):
         replay(dataclasses.replace(record, games=(odd,)))
+
+
+def _match_without_crawford() -> MatchRecord:
+    """A 3-point match played without the Crawford rule: after 2-0, the trailer
+    doubles in game 2 (what would have been the Crawford game)."""
+    from nard.match import FixedDice
+
+    match = Match(3, MatchRules(crawford=False), FixedDice([(6, 1), (5, 2), (3, 1), (4, 2)]))
+    first = match.new_game()
+    first.opening_roll()
+    first.concede(1, 2)  # 2-0
+    second = match.new_game()
+    assert not second.options.crawford and second.options.cube
+    second.opening_roll()  # (5, 2): player 0 plays first
+    second.play(second.legal_plays()[0])
+    second.double()  # the trailer, player 1
+    second.take()
+    second.roll()
+    second.play(second.legal_plays()[0])
+    second.concede(0, 1)  # 2 points at the 2-cube: 2-2
+    third = match.new_game()
+    third.opening_roll()  # (4, 2)
+    third.concede(1, 1)  # 3-2: player 0 wins the match
+    return match.to_record(("Ann", "Bob"))
+
+
+def test_a_double_in_what_would_be_the_crawford_game_means_the_rule_was_off() -> None:
+    """A .mat file cannot say the Crawford rule was off: its doubles say it (gnubg
+    accepts such files; nard refused them)."""
+    from nard.notation.mat import read_mat, write_mat
+
+    text = write_mat(_match_without_crawford())
+    # nard writes a Crawford "Off" tag; gnubg's files have none.
+    text = "\n".join(line for line in text.splitlines() if "[Crawford" not in line)
+    record = read_mat(text)
+    assert record.crawford_rule  # what such a file reads as
+    replayed = replay(record)
+    assert replayed.final_score == (3, 2) and not replayed.crawford_rule
+    assert replayed.notes and "game 2" in replayed.notes[0] and "Crawford" in replayed.notes[0]
+    with pytest.raises(RecordError, match="game 2"):
+        replay(record, crawford=True)  # said explicitly, the rule refuses the double
+    # Other faults in a Crawford game are not taken for the rule being off.
+    broken = _with_action(record, 1, 1, Action(1, ActionKind.TAKE))  # game 2: a take, no double
+    with pytest.raises(RecordError):
+        replay(broken)
