@@ -247,6 +247,11 @@ class Game:
         return self._s.cube_owner
 
     @property
+    def automatic_doubles(self) -> int:
+        """Ties of the opening roll that doubled the cube (money, automatic doubles)."""
+        return self._s.automatic_doubles
+
+    @property
     def result(self) -> GameResult | None:
         """How the game ended; None while it goes on."""
         return self._s.result

@@ -92,6 +92,7 @@ class _Games:
                     winner=result.winner if result else None,
                     points=result.points if result else None,
                     crawford=game.options.crawford,
+                    automatic_doubles=game.automatic_doubles,
                 )
             )
             if result:
@@ -168,6 +169,8 @@ class Match(_Games):
             games=self._game_records(),
             players=players,
             crawford_rule=self.rules.crawford,
+            backgammon=self.rules.backgammon,
+            holland=self.rules.holland,
         )
 
 
@@ -201,5 +204,10 @@ class Session(_Games):
     def to_record(self, players: tuple[str, str] = ("Player 0", "Player 1")) -> MatchRecord:
         """The session as a record (match length 0), every action included."""
         return MatchRecord(
-            match_length=0, games=self._game_records(), players=players, jacoby=self.rules.jacoby
+            match_length=0,
+            games=self._game_records(),
+            players=players,
+            jacoby=self.rules.jacoby,
+            backgammon=self.rules.backgammon,
+            automatic_doubles=self.rules.automatic_doubles,
         )

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from nard.core import NardError
+from nard.match.dice import DiceSource
 from nard.match.game import Decision, Game, MatchStateError, ResultKind
 from nard.match.match import Match, MatchRules, MoneyRules, Session
 from nard.notation.records import Action, ActionKind, GameRecord, MatchRecord
 
-__all__ = ["RecordError", "ReplayedGame", "ReplayedMatch", "replay", "resume"]
+__all__ = ["RecordError", "ReplayedGame", "ReplayedMatch", "replay", "resume", "rules_of"]
 
 
 class RecordError(NardError, ValueError):
@@ -113,25 +114,51 @@ def replay(record: MatchRecord, *, crawford: bool | None = None) -> ReplayedMatc
         return dataclasses.replace(replayed, notes=(*replayed.notes, note))
 
 
-def _replay(record: MatchRecord) -> ReplayedMatch:
+def rules_of(record: MatchRecord, dice: DiceSource | None = None) -> Match | Session:
+    """A fresh match or session under the rules ``record`` says it was played by
+    (beavers, raccoons and their limit read from its actions), rolling ``dice``."""
     beavers = any(a.kind is ActionKind.BEAVER for g in record.games for a in g.actions)
     raccoons = any(a.kind is ActionKind.RACCOON for g in record.games for a in g.actions)
     animals = max((_longest_chain(g) for g in record.games), default=0)
-    games: Match | Session
-    if record.match_length:
-        try:
-            games = Match(record.match_length, MatchRules(crawford=record.crawford_rule))
-        except ValueError as exc:
-            raise RecordError(f"invalid record: {exc}") from None
-    else:
+    try:
+        if record.match_length:
+            return Match(
+                record.match_length,
+                MatchRules(
+                    crawford=record.crawford_rule,
+                    holland=record.holland,
+                    backgammon=record.backgammon,
+                ),
+                dice,
+            )
         rules = MoneyRules(
             jacoby=record.jacoby,
             beavers=beavers,
             raccoons=raccoons,
             cube_cap=None,
             animals=animals if beavers else None,
+            automatic_doubles=record.automatic_doubles,
+            backgammon=record.backgammon,
         )
-        games = Session(rules)
+        return Session(rules, dice)
+    except ValueError as exc:
+        raise RecordError(f"invalid record: {exc}") from None
+
+
+def _automatic_doubles(game: Game, record: GameRecord, where: str) -> None:
+    """The tied opening rolls that doubled the cube before ``record``'s game began."""
+    for _ in range(record.automatic_doubles):
+        before = game.cube_value
+        game.opening_roll((1, 1))  # a tie: its faces do not matter to the rules
+        if game.cube_value == before:
+            raise RecordError(
+                f"{where}: the record has {record.automatic_doubles} automatic doubles, "
+                "more than the rules allow"
+            )
+
+
+def _replay(record: MatchRecord) -> ReplayedMatch:
+    games = rules_of(record)
     replayed: list[ReplayedGame] = []
     for number, game_record in enumerate(record.games, start=1):
         where = f"game {number}"
@@ -144,6 +171,7 @@ def _replay(record: MatchRecord) -> ReplayedMatch:
                 f"{games.score[0]}-{games.score[1]}"
             )
         game = games.new_game()
+        _automatic_doubles(game, game_record, where)
         _replay_game(game, game_record, where)
         result = game.result
         assert result is not None
@@ -184,6 +212,7 @@ def resume(record: MatchRecord, games: Match | Session) -> Game | None:
                 f"{games.score[0]}-{games.score[1]}"
             )
         last = games.new_game()
+        _automatic_doubles(last, game_record, where)
         for index, action in enumerate(game_record.actions, start=1):
             at = f"{where}, action {index} ({_describe(action)})"
             if last.is_over:

@@ -77,7 +77,13 @@ def write_json(record: MatchRecord, dice: DiceCommitment | None = None) -> str:
         "version": VERSION,
         "match_length": record.match_length,
         "players": list(record.players),
-        "rules": {"crawford": record.crawford_rule, "jacoby": record.jacoby},
+        "rules": {
+            "crawford": record.crawford_rule,
+            "jacoby": record.jacoby,
+            "backgammon": record.backgammon,
+            "automatic_doubles": record.automatic_doubles,
+            "holland": record.holland,
+        },
         "metadata": dict(record.metadata),
         "dice": None
         if dice is None
@@ -100,6 +106,7 @@ def write_json(record: MatchRecord, dice: DiceCommitment | None = None) -> str:
                 "crawford": g.crawford,
                 "winner": g.winner,
                 "points": g.points,
+                **({"automatic_doubles": g.automatic_doubles} if g.automatic_doubles else {}),
                 "actions": [_action_to_json(a) for a in g.actions],
             }
             for g in record.games
@@ -145,7 +152,9 @@ def read_json(text: str) -> tuple[MatchRecord, DiceCommitment | None]:
     players_raw = r.list_(obj.get("players", ["Player 0", "Player 1"]), "players")
     if len(players_raw) != 2 or not all(isinstance(p, str) for p in players_raw):
         raise InvalidRecordError(f"players must be two names, not {players_raw!r}")
-    rules = r.obj(obj.get("rules", {}), {"crawford", "jacoby"})
+    rules = r.obj(
+        obj.get("rules", {}), {"crawford", "jacoby", "backgammon", "automatic_doubles", "holland"}
+    )
     metadata = r.obj(obj.get("metadata", {}), None)
     if not all(isinstance(v, str) for v in metadata.values()):
         raise InvalidRecordError("metadata values must be text")
@@ -159,6 +168,11 @@ def read_json(text: str) -> tuple[MatchRecord, DiceCommitment | None]:
         jacoby=r.bool_(rules.get("jacoby", False), "rules.jacoby"),
         crawford_rule=r.bool_(rules.get("crawford", True), "rules.crawford"),
         metadata=dict(metadata),
+        backgammon=r.int_(rules.get("backgammon", 3), "rules.backgammon", 2, 3),
+        automatic_doubles=r.int_(
+            rules.get("automatic_doubles", 0), "rules.automatic_doubles", 0, 6
+        ),
+        holland=r.bool_(rules.get("holland", False), "rules.holland"),
     )
     return record, _read_dice(obj.get("dice"))
 
@@ -213,7 +227,9 @@ def _read_contributions(raw: Any) -> tuple[SeedContribution, ...]:
 
 def _read_game(raw: Any, number: int) -> GameRecord:
     r = _Reader(f"game {number}")
-    g = r.obj(raw, {"number", "score", "crawford", "winner", "points", "actions"})
+    g = r.obj(
+        raw, {"number", "score", "crawford", "winner", "points", "automatic_doubles", "actions"}
+    )
     score = r.list_(g.get("score"), "score")
     if len(score) != 2:
         raise InvalidRecordError(f"game {number}: score must be two numbers, not {score!r}")
@@ -233,6 +249,7 @@ def _read_game(raw: Any, number: int) -> GameRecord:
         winner=winner,
         points=points,
         crawford=r.bool_(g.get("crawford", False), "crawford"),
+        automatic_doubles=r.int_(g.get("automatic_doubles", 0), "automatic_doubles", 0, 6),
     )
 
 

@@ -54,6 +54,8 @@ class GameRecord:
     winner: int | None = None
     points: int | None = None
     crawford: bool = False
+    automatic_doubles: int = 0
+    """Ties of the opening roll that doubled the cube before the game began (money)."""
 
 
 @dataclass(frozen=True)
@@ -66,3 +68,9 @@ class MatchRecord:
     jacoby: bool = False
     crawford_rule: bool = True
     metadata: dict[str, str] = field(default_factory=dict)
+    backgammon: int = 3
+    """What a backgammon counts (3, or 2 where so agreed)."""
+    automatic_doubles: int = 0
+    """The most automatic doubles a money game allows (0: the option is off)."""
+    holland: bool = False
+    """The Holland rule after the Crawford game (matches)."""

@@ -4,15 +4,35 @@ game of a 1-point match."""
 
 from __future__ import annotations
 
+import dataclasses
+import random
 from collections.abc import Sequence
 
 import numpy as np
+import pytest
 
 from nard.computer import computer_command
 from nard.core import Position
 from nard.engine import Engine
-from nard.match import FixedDice, Game, GameAction, GameOptions, Match, MatchRules
+from nard.match import (
+    FixedDice,
+    Game,
+    GameAction,
+    GameOptions,
+    Match,
+    MatchRules,
+    MoneyRules,
+    RecordError,
+    ResultKind,
+    SeededDice,
+    Session,
+    replay,
+)
+from nard.match.replay import rules_of
+from nard.notation.json_record import read_json, write_json
+from nard.notation.records import MatchRecord
 from nard.notation.sgf import write_sgf
+from tests.match.random_play import random_step
 
 
 def test_a_backgammon_resignation_counts_two_where_a_backgammon_does() -> None:
@@ -85,3 +105,62 @@ def test_the_first_game_of_a_one_point_match_is_no_crawford_game() -> None:
     game.concede(1, 1)
     sgf = write_sgf(match.to_record())
     assert "CrawfordGame" not in sgf and "RU[Crawford]" in sgf, sgf[:300]
+
+
+def round_trip(record: MatchRecord) -> MatchRecord:
+    back, _ = read_json(write_json(record))
+    return back
+
+
+def test_automatic_doubles_are_recorded_and_replayed() -> None:
+    """Tried on 2026-12-05: a money session with automatic doubles could not be
+    replayed from its own record (the ties and the option were not kept: "the cube
+    goes to 2, not 8")."""
+    session = Session(MoneyRules(automatic_doubles=2), FixedDice([(3, 3), (2, 2), (5, 1), (6, 4)]))
+    game = session.new_game()
+    game.opening_roll()  # two ties, then 5-1
+    assert game.cube_value == 4 and game.automatic_doubles == 2
+    game.play(game.legal_plays()[0])
+    game.double()
+    game.take()
+    game.roll()
+    game.play(game.legal_plays()[0])
+    game.resign(1)  # player 0, on roll: 8 points at the 8-cube
+    game.accept()
+    record = round_trip(session.to_record())
+    assert record.automatic_doubles == 2 and record.games[0].automatic_doubles == 2
+    replayed = replay(record)
+    assert replayed.games[0].cube == 8 and replayed.final_score == session.score
+    with pytest.raises(RecordError, match="automatic doubles"):
+        replay(dataclasses.replace(record, automatic_doubles=1))
+
+
+def test_a_backgammon_counting_two_is_recorded_and_replayed() -> None:
+    """Tried on 2026-12-05: a backgammon scored 2 under that option failed replay."""
+    rng = random.Random(8)
+    for seed in range(400):
+        session = Session(MoneyRules(backgammon=2), SeededDice(seed))
+        game = session.new_game()
+        while not game.is_over:
+            random_step(game, rng)
+        result = game.result
+        assert result is not None
+        if result.kind is ResultKind.BACKGAMMON:
+            break
+    else:
+        raise AssertionError("no random game ended in a backgammon")
+    assert result.points == 2 * result.cube
+    record = round_trip(session.to_record())
+    assert record.backgammon == 2
+    assert replay(record).games[0].points == result.points
+    with pytest.raises(RecordError, match="points"):
+        replay(dataclasses.replace(record, backgammon=3))
+
+
+def test_the_holland_rule_is_recorded() -> None:
+    match = Match(5, MatchRules(holland=True, backgammon=2), FixedDice([]))
+    finish(match, 0)
+    record = round_trip(match.to_record())
+    assert record.holland and record.backgammon == 2
+    games = rules_of(record)
+    assert isinstance(games, Match) and games.rules.holland and games.rules.backgammon == 2
