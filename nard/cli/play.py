@@ -667,17 +667,8 @@ def make_games(match_length: int, rules: dict[str, object], dice: SeededDice) ->
     """A match to ``match_length`` points (0: a money session) under ``rules`` (the
     options ``nard play`` takes: cube, crawford, holland, jacoby, beavers, raccoons,
     automatic_doubles, backgammon)."""
-    known = {
-        "cube",
-        "crawford",
-        "holland",
-        "jacoby",
-        "beavers",
-        "raccoons",
-        "automatic_doubles",
-        "backgammon",
-    }
-    unknown = set(rules) - known
+    known = {f.name for f in (*dataclasses.fields(MatchRules), *dataclasses.fields(MoneyRules))}
+    unknown = set(rules) - (known - {"cube_cap", "animals"})
     if unknown:
         raise NardError(f"unknown rule options {sorted(unknown)}")
     get = rules.get

@@ -161,17 +161,7 @@ def _replay(record: MatchRecord) -> ReplayedMatch:
     games = rules_of(record)
     replayed: list[ReplayedGame] = []
     for number, game_record in enumerate(record.games, start=1):
-        where = f"game {number}"
-        if isinstance(games, Match) and games.is_over:
-            raise RecordError(f"{where}: the match was already over at {games.score}")
-        if game_record.score != games.score:
-            raise RecordError(
-                f"{where}: the record gives the score {game_record.score[0]}-"
-                f"{game_record.score[1]} but the games before make it "
-                f"{games.score[0]}-{games.score[1]}"
-            )
-        game = games.new_game()
-        _automatic_doubles(game, game_record, where)
+        game, where = _start_game(games, game_record, number)
         _replay_game(game, game_record, where)
         result = game.result
         assert result is not None
@@ -200,27 +190,10 @@ def resume(record: MatchRecord, games: Match | Session) -> Game | None:
         )
     last: Game | None = None
     for number, game_record in enumerate(record.games, start=1):
-        where = f"game {number}"
         if last is not None and not last.is_over:
-            raise RecordError(f"{where}: game {number - 1} stops before its end")
-        if isinstance(games, Match) and games.is_over:
-            raise RecordError(f"{where}: the match was already over at {games.score}")
-        if game_record.score != games.score:
-            raise RecordError(
-                f"{where}: the record gives the score {game_record.score[0]}-"
-                f"{game_record.score[1]} but the games before make it "
-                f"{games.score[0]}-{games.score[1]}"
-            )
-        last = games.new_game()
-        _automatic_doubles(last, game_record, where)
-        for index, action in enumerate(game_record.actions, start=1):
-            at = f"{where}, action {index} ({_describe(action)})"
-            if last.is_over:
-                raise RecordError(f"{at}: the game was already over")
-            try:
-                _apply(last, action)
-            except (MatchStateError, ValueError) as exc:
-                raise RecordError(f"{at}: {exc}") from None
+            raise RecordError(f"game {number}: game {number - 1} stops before its end")
+        last, where = _start_game(games, game_record, number)
+        _apply_actions(last, game_record, where)
         if not last.is_over and game_record.winner is not None:
             _conclude_by_resignation(last, game_record, where)
     if last is None or last.is_over:
@@ -228,7 +201,24 @@ def resume(record: MatchRecord, games: Match | Session) -> Game | None:
     return last
 
 
-def _replay_game(game: Game, record: GameRecord, where: str) -> None:
+def _start_game(games: Match | Session, record: GameRecord, number: int) -> tuple[Game, str]:
+    """The next game of ``games`` for ``record`` (its score checked, its automatic
+    doubles made), and how errors name it."""
+    where = f"game {number}"
+    if isinstance(games, Match) and games.is_over:
+        raise RecordError(f"{where}: the match was already over at {games.score}")
+    if record.score != games.score:
+        raise RecordError(
+            f"{where}: the record gives the score {record.score[0]}-"
+            f"{record.score[1]} but the games before make it "
+            f"{games.score[0]}-{games.score[1]}"
+        )
+    game = games.new_game()
+    _automatic_doubles(game, record, where)
+    return game, where
+
+
+def _apply_actions(game: Game, record: GameRecord, where: str) -> None:
     for index, action in enumerate(record.actions, start=1):
         at = f"{where}, action {index} ({_describe(action)})"
         if game.is_over:
@@ -239,6 +229,10 @@ def _replay_game(game: Game, record: GameRecord, where: str) -> None:
             raise RecordError(
                 f"{at}: {exc}", action=action, crawford_game=game.options.crawford
             ) from None
+
+
+def _replay_game(game: Game, record: GameRecord, where: str) -> None:
+    _apply_actions(game, record, where)
     if not game.is_over:
         _conclude_by_resignation(game, record, where)
     result = game.result

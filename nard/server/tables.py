@@ -292,11 +292,7 @@ class TableBase:
             raise TableClosedError(f"table {self.id} has started: no seat is open")
         if not 0 <= seat < len(self.seats) or not self.seats[seat].is_open:
             raise TableClosedError(f"seat {seat} of table {self.id} is taken")
-        if info.player_id is None:
-            raise ValueError("a seat is taken by a person")
-        entry = {"action": "sit", "player_id": info.player_id, "name": info.name}
-        self._apply_table_action(seat, entry)
-        return [(seat, entry)]
+        return self._seat_person("sit", seat, info)
 
     def claim(self, seat: int, info: SeatInfo) -> list[tuple[int, dict[str, Any]]]:
         """The account ``info`` takes over ``seat`` from the guest who sat there (the
@@ -304,9 +300,14 @@ class TableBase:
         account's name. The log entry."""
         if not 0 <= seat < len(self.seats) or self.seats[seat].player_id is None:
             raise TableClosedError(f"seat {seat} of table {self.id} has no person to claim")
+        return self._seat_person("claim", seat, info)
+
+    def _seat_person(
+        self, action: str, seat: int, info: SeatInfo
+    ) -> list[tuple[int, dict[str, Any]]]:
         if info.player_id is None:
-            raise ValueError("a seat is claimed by a person")
-        entry = {"action": "claim", "player_id": info.player_id, "name": info.name}
+            raise ValueError(f"a seat is taken by a person, not {info!r}")
+        entry = {"action": action, "player_id": info.player_id, "name": info.name}
         self._apply_table_action(seat, entry)
         return [(seat, entry)]
 

@@ -129,6 +129,46 @@ def start_as_guest(page: Page, base_url: str, name: str) -> None:
     page.wait_for_selector(f"#who:has-text('{name}')")
 
 
+def match_against_the_computer(page: Page, base_url: str, name: str, length: int) -> str:
+    """``name`` signs in as a guest and starts a match to ``length`` points against the
+    computer (0: money), giving the contribution the page made; returns it."""
+    start_as_guest(page, base_url, name)
+    page.fill("input[name=match_length]", str(length))
+    page.click("#start")
+    return contribute(page)
+
+
+def match_by_taps(page: Page, base_url: str, name: str, length: int) -> None:
+    """As :func:`match_against_the_computer`, by taps (a page with ``has_touch``)."""
+    page.goto(base_url + "/")
+    page.fill("input[name=guest_name]", name)
+    page.locator("#guest-button").tap()
+    page.wait_for_selector(f"#who:has-text('{name}')")
+    page.fill("input[name=match_length]", str(length))
+    page.locator("#start").tap()
+    page.wait_for_selector("#contribution")
+    page.locator("#contribute").tap()
+    page.wait_for_selector("#board .checker")
+
+
+def confirm_if_complete(page: Page) -> bool:
+    """Confirm the play if it is complete; whether it was."""
+    confirm = page.locator("button[data-action=confirm]")
+    if not confirm.is_enabled():
+        return False
+    confirm.click()
+    settle(page)
+    return True
+
+
+def own_points(page: Page) -> list[str]:
+    """The points that hold checkers (either side's)."""
+    points: list[str] = page.eval_on_selector_all(
+        "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
+    )
+    return points
+
+
 def online_game(
     base_url: str, browser: Browser, match_length: int
 ) -> tuple[Page, list[str], Page, list[str]]:
@@ -163,14 +203,9 @@ def play_by_drags(page: Page) -> None:
     """Enter a whole play by dragging checkers onto highlighted points; then Confirm.
     Drags go by screen coordinates: the page's viewport must show the whole board."""
     for _ in range(10):
-        confirm = page.locator("button[data-action=confirm]")
-        if confirm.is_enabled():
-            confirm.click()
-            settle(page)
+        if confirm_if_complete(page):
             return
-        points = page.eval_on_selector_all(
-            "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
-        )
+        points = own_points(page)
         for point in points:
             box = page.locator(f"#board .checker[data-point='{point}']").last.bounding_box()
             assert box is not None
@@ -194,15 +229,10 @@ def play_by_drags(page: Page) -> None:
 def play_by_double_clicks(page: Page) -> None:
     """Enter a whole play by double clicks only; then Confirm."""
     for _ in range(10):
-        confirm = page.locator("button[data-action=confirm]")
-        if confirm.is_enabled():
-            confirm.click()
-            settle(page)
+        if confirm_if_complete(page):
             return
         used = page.locator("#board .die.used").count()
-        points = page.eval_on_selector_all(
-            "#board .checker", "els => [...new Set(els.map(e => e.dataset.point))]"
-        )
+        points = own_points(page)
         for point in points:
             page.locator(f"#board .checker[data-point='{point}']").last.dblclick()
             if page.locator("#board .die.used").count() > used:

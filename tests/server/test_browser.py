@@ -27,6 +27,8 @@ from tests.server.browser import (
     contribute,
     enabled_actions,
     launched_browser,
+    match_against_the_computer,
+    match_by_taps,
     new_page,
     online_game,
     play_by_clicks,
@@ -266,10 +268,7 @@ def test_a_chouette_game_with_two_computers_by_clicks(base_url: str, browser: Br
 
 def test_a_checker_is_dragged_to_a_highlighted_point(base_url: str, browser: Browser) -> None:
     page, errors = new_page(browser)
-    start_as_guest(page, base_url, "Dora")
-    page.fill("input[name=match_length]", "3")
-    page.click("#start")
-    contribute(page)
+    match_against_the_computer(page, base_url, "Dora", 3)
     page.wait_for_selector("#board .checker")
     for _ in range(20):  # until it is our turn to play
         settle(page)
@@ -361,10 +360,7 @@ def test_a_click_on_the_checkers_of_a_highlighted_point_moves_there(
     """Issue 28: clicking a checker, then a highlighted point that holds your own
     checkers (8/5 onto 5, 13/8, 8/6 ... most turns) only selected those checkers."""
     page, errors = new_page(browser)
-    start_as_guest(page, base_url, "Eve")
-    page.fill("input[name=match_length]", "5")
-    page.click("#start")
-    contribute(page)
+    match_against_the_computer(page, base_url, "Eve", 5)
     page.wait_for_selector("#board .checker")
     undo = page.locator("button[data-action=undo]")
     for _ in range(30):  # turns, until one offers such a move
@@ -494,10 +490,7 @@ def test_the_computers_roll_and_play_are_seen(
     """Tried on 2026-12-05: the computer's dice were never drawn, its move not shown."""
     page, errors = new_page(browser)
     page.add_init_script("localStorage.setItem('nard.speed', 'slow')")
-    start_as_guest(page, base_url, "Vera")
-    page.fill("input[name=match_length]", "3")
-    page.click("#start")
-    contribute(page)
+    match_against_the_computer(page, base_url, "Vera", 3)
     for _ in range(6):  # a few of the computer's turns, until one with a play
         until_my_play(page)
         play_by_clicks(page)
@@ -524,10 +517,7 @@ def test_double_clicks_undo_one_move_and_the_dice_swap(base_url: str, browser: B
     move, Undo all the rest. Before: undo took back the whole play, used dice stayed
     bright, double clicks and clicks on the dice did nothing."""
     page, errors = new_page(browser)
-    start_as_guest(page, base_url, "Wim")
-    page.fill("input[name=match_length]", "3")
-    page.click("#start")
-    contribute(page)
+    match_against_the_computer(page, base_url, "Wim", 3)
     mine = "#board .dice[data-mine='1'] .die"
     used = f"{mine}.used"
     for _ in range(8):  # until a roll of two different dice
@@ -651,15 +641,7 @@ def test_a_match_in_arabic_by_taps_on_a_phone(
         has_touch=True,
         is_mobile=True,
     )
-    page.goto(base_url + "/")
-    page.fill("input[name=guest_name]", "Omar")
-    page.locator("#guest-button").tap()
-    page.wait_for_selector("#who:has-text('Omar')")
-    page.fill("input[name=match_length]", "1")
-    page.locator("#start").tap()
-    page.wait_for_selector("#contribution")
-    page.locator("#contribute").tap()
-    page.wait_for_selector("#board .checker")
+    match_by_taps(page, base_url, "Omar", 1)
     width = page.eval_on_selector("#board", "e => e.getBoundingClientRect().width")
     assert width >= 370, f"the board is {width} px wide on a 390 px screen"
     until_my_play(page, tap=True)
@@ -746,10 +728,7 @@ def test_the_only_legal_play_is_entered_for_the_player(base_url: str, browser: B
 def test_a_play_typed_in_standard_notation(base_url: str, browser: Browser) -> None:
     """Keyboard entry: a refused play changes nothing and says why; a legal one is played."""
     page, errors = new_page(browser)
-    start_as_guest(page, base_url, "Tia")
-    page.fill("input[name=match_length]", "3")
-    page.click("#start")
-    contribute(page)
+    match_against_the_computer(page, base_url, "Tia", 3)
     until_my_play(page)
     moves_before = page.locator("#history li").count()
     page.fill("#play-text", "24/1")
@@ -773,10 +752,7 @@ def test_a_play_typed_in_standard_notation(base_url: str, browser: Browser) -> N
 def test_a_complete_play_is_sent_at_once_when_chosen(base_url: str, browser: Browser) -> None:
     page, errors = new_page(browser)
     page.add_init_script("localStorage.setItem('nard.autoconfirm', '1')")
-    start_as_guest(page, base_url, "Uma")
-    page.fill("input[name=match_length]", "3")
-    page.click("#start")
-    contribute(page)
+    match_against_the_computer(page, base_url, "Uma", 3)
     until_my_play(page)
     moves_before = page.locator("#history li").count()
     for _ in range(8):  # a checker, then a highlighted point, until the play is gone
@@ -801,10 +777,7 @@ def test_a_match_against_the_computer_is_abandoned_in_the_page(
     base_url: str, browser: Browser
 ) -> None:
     page, errors = new_page(browser, locale="ar-EG")
-    start_as_guest(page, base_url, "Lina")
-    page.fill("input[name=match_length]", "9")
-    page.click("#start")
-    contribute(page)
+    match_against_the_computer(page, base_url, "Lina", 9)
     until_my_play(page)
     page.click("button[data-action=abandon]")
     assert page.locator("#abandon-ask").is_visible()  # a second click confirms
@@ -822,10 +795,7 @@ def test_no_button_sends_twice(base_url: str, browser: Browser) -> None:
     """A double click on the result panel's Next game started the next game and then
     sent again (a 409 shown as an error); every button now waits for its answer."""
     page, errors = new_page(browser)
-    start_as_guest(page, base_url, "Noor")
-    page.fill("input[name=match_length]", "0")
-    page.click("#start")
-    contribute(page)
+    match_against_the_computer(page, base_url, "Noor", 0)
     for _ in range(40):  # until it is Noor's turn (resigning is for one's own turn)
         settle(page)
         if page.locator("#resign").count():
@@ -846,10 +816,7 @@ def test_a_whole_match_by_drags_or_by_double_clicks(
 ) -> None:
     page, errors = new_page(browser, viewport={"width": 1280, "height": 1000})  # all the board
     page.add_init_script("localStorage.setItem('nard.speed', 'off')")
-    start_as_guest(page, base_url, "Rui")
-    page.fill("input[name=match_length]", "1")
-    page.click("#start")
-    contribute(page)
+    match_against_the_computer(page, base_url, "Rui", 1)
     play_to_the_end(page, enter=enter)
     assert page.locator("#result-panel").is_visible()
     assert errors == []
@@ -862,15 +829,7 @@ def test_a_phone_on_its_side_shows_the_whole_board(
     page, errors = new_page(
         browser, viewport={"width": 844, "height": 390}, has_touch=True, is_mobile=True
     )
-    page.goto(base_url + "/")
-    page.fill("input[name=guest_name]", "Ida")
-    page.locator("#guest-button").tap()
-    page.wait_for_selector("#who:has-text('Ida')")
-    page.fill("input[name=match_length]", "3")
-    page.locator("#start").tap()
-    page.wait_for_selector("#contribution")
-    page.locator("#contribute").tap()
-    page.wait_for_selector("#board .checker")
+    match_by_taps(page, base_url, "Ida", 3)
     page.evaluate("document.querySelector('#board').scrollIntoView()")
     board = page.eval_on_selector("#board", "e => e.getBoundingClientRect().toJSON()")
     side = page.eval_on_selector("#side", "e => e.getBoundingClientRect().toJSON()")
