@@ -1,9 +1,12 @@
 """``nard hint``: the engine's ranked plays of a roll, or its cube decision, as gnubg's ``hint``.
 
 With dice (given, or in the Match ID or XGID) every legal play is listed best
-first with its cubeless equity, the difference to the best, and the five
+first with its equity, the difference to the best, and the five
 probabilities on gnubg's second line (win, win gammon, win backgammon -
-lose, lose gammon, lose backgammon). Without dice it is the cube decision of
+lose, lose gammon, lose backgammon). With a Match ID or XGID the plays are
+ranked by their cubeful equity at that cube and score (EMG in match play), as
+gnubg ranks them and as the computer chooses; a bare Position ID ranks them
+cubeless. Without dice it is the cube decision of
 the side on roll: its cubeless equity, the three cubeful equities (best
 first, as gnubg orders them) and the proper action. The score and cube come
 from the Match ID or XGID, seen from the player on roll.
@@ -82,7 +85,10 @@ def _probability_line(probs: tuple[float, float, float, float, float]) -> str:
 def _print_plays(
     pos: Position, dice: Dice, ranking: list[RankedPlay], engine: Engine, as_json: bool
 ) -> None:
-    best = ranking[0].equity if ranking else 0.0
+    def shown(r: RankedPlay) -> float:  # the equity the ranking is by
+        return r.cubeful if r.cubeful is not None else r.equity
+
+    best = shown(ranking[0]) if ranking else 0.0
     rows = [
         {
             "rank": i,
@@ -90,7 +96,8 @@ def _print_plays(
             "position_id": r.play.result.position_id(),
             "ply": r.ply,
             "equity": r.equity,
-            "difference": r.equity - best,
+            "cubeful_equity": r.cubeful,
+            "difference": shown(r) - best,
             "probabilities": _probability_dict(r.probabilities),
         }
         for i, r in enumerate(ranking, start=1)
@@ -109,9 +116,9 @@ def _print_plays(
         return
     width = max(28, max(len(str(row["play"])) for row in rows))
     for row, r in zip(rows, ranking, strict=True):
-        diff = "" if row["rank"] == 1 else f" ({r.equity - best:+.3f})"
-        label = f"Cubeless {r.ply}-ply"
-        print(f"{row['rank']:5}. {label:<15} {row['play']:<{width}} Eq.: {r.equity:+.3f}{diff}")
+        diff = "" if row["rank"] == 1 else f" ({shown(r) - best:+.3f})"
+        label = f"{'Cubeful' if r.cubeful is not None else 'Cubeless'} {r.ply}-ply"
+        print(f"{row['rank']:5}. {label:<15} {row['play']:<{width}} Eq.: {shown(r):+.3f}{diff}")
         print(f"       {_probability_line(r.probabilities)}")
 
 
@@ -199,7 +206,8 @@ def cmd_hint(
     ctx = match_context(match) if match is not None else CubeContext()
     engine = Engine(level, weights=weights)
     if dice is not None:
-        _print_plays(pos, dice, engine.rank_plays(pos, dice), engine, as_json)
+        ranking = engine.rank_plays(pos, dice, ctx if match is not None else None)
+        _print_plays(pos, dice, ranking, engine, as_json)
     else:
         _print_cube(pos, ctx, engine.cube_analysis(pos, ctx), engine, as_json)
     return 0

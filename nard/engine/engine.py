@@ -301,9 +301,16 @@ class Engine:
 
     # -- plays -------------------------------------------------------------
 
-    def rank_plays(self, position: Position, dice: Sequence[int]) -> list[RankedPlay]:
-        """Every legal play ranked best first at the level's plies (no noise): the hint."""
-        return rank_plays(
+    def rank_plays(
+        self, position: Position, dice: Sequence[int], match: CubeContext | None = None
+    ) -> list[RankedPlay]:
+        """Every legal play ranked best first at the level's plies (no noise): the hint.
+
+        With ``match`` (the cube and score from the mover's view) the plays the
+        search took to its deepest ply are ranked by their cubeful equity at that
+        score (``cubeful``; gnubg's EMG in match play), as gnubg ranks them and as
+        :meth:`best_play` chooses; the plays it left shallower follow, cubeless."""
+        ranking = rank_plays(
             position,
             dice,
             self.evaluator,
@@ -312,6 +319,19 @@ class Engine:
             self.time_limit,
             pruning=self.pruning,
         )
+        if match is None or not ranking:
+            return ranking
+        deepest = [r for r in ranking if r.ply == ranking[0].ply]
+        values = play_equities(
+            [flip_probabilities(r.probabilities) for r in deepest],
+            [r.play.result for r in deepest],
+            match,
+        )
+        ranked = sorted(
+            (replace(r, cubeful=v) for r, v in zip(deepest, values, strict=True)),
+            key=lambda r: -(r.cubeful or 0.0),
+        )
+        return ranked + [r for r in ranking if r.ply != ranking[0].ply]
 
     def noise(self, result: Position) -> float:
         """The level's deterministic noise for a play leading to ``result`` (0 without noise)."""
@@ -351,18 +371,14 @@ class Engine:
                 self.time_limit,
                 pruning=self.pruning,
             )
-        ranking = self.rank_plays(position, dice)
+        ranking = self.rank_plays(position, dice, match)
         if not ranking:
             return None
         if match is None:
             values = [r.equity for r in ranking]
         else:
-            ranking = [r for r in ranking if r.ply == ranking[0].ply]
-            values = play_equities(
-                [flip_probabilities(r.probabilities) for r in ranking],
-                [r.play.result for r in ranking],
-                match,
-            )
+            ranking = [r for r in ranking if r.cubeful is not None]
+            values = [r.cubeful or 0.0 for r in ranking]
         noisy = [v + self.noise(r.play.result) for v, r in zip(values, ranking, strict=True)]
         return ranking[int(np.argmax(noisy))].play
 

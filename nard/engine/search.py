@@ -178,13 +178,16 @@ class RankedPlay:
 
     ``probabilities`` are the five outcome probabilities (``WIN`` ...
     ``LOSE_BACKGAMMON``) for the side that made the play, ``equity`` their
-    cubeless equity, ``ply`` the depth they were computed at.
+    cubeless equity, ``ply`` the depth they were computed at; ``cubeful`` the
+    play's cubeful equity at a cube and score (money: per cube; match: gnubg's
+    normalised match equity, EMG) where the ranking was asked for one.
     """
 
     play: Play
     probabilities: tuple[float, float, float, float, float]
     equity: float
     ply: int
+    cubeful: float | None = None
 
 
 @dataclass(frozen=True)

@@ -683,13 +683,15 @@ class TableService:
         if game.decision is Decision.PLAY:
             dice = game.dice
             assert dice is not None
-            ranked = await self._think(engine.rank_plays, game.position, dice)
+            # Ranked by cubeful equity at the table's cube and score, as the computer plays.
+            ranked = await self._think(engine.rank_plays, game.position, dice, context)
             return {
                 "kind": "plays",
                 "plays": [
                     {
                         "play": game.position.format_play(r.play),
                         "equity": round(r.equity, 4),
+                        "cubeful_equity": None if r.cubeful is None else round(r.cubeful, 4),
                         "probabilities": [round(p, 4) for p in r.probabilities],
                         "ply": r.ply,
                     }

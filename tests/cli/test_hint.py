@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nard import Position
@@ -15,6 +16,7 @@ from nard.cli.main import main
 from nard.engine.cube import CubeContext, CubeOwner
 from nard.engine.engine import Engine
 from nard.engine.network import Network, WeightsError
+from nard.engine.playout import play_games
 from nard.notation import MatchState
 from nard.notation.match_id import CubeOwner as MatchCubeOwner
 
@@ -234,3 +236,38 @@ def _exit(func: object, argv: list[str]) -> int:
         return int(exc.code or 0)
     assert isinstance(status, int)
     return status
+
+
+def test_a_hint_at_a_match_score_ranks_by_cubeful_match_equity(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Tried on 2026-12-05: `nard hint POSITION:MATCHID DICE` ranked by cubeless money
+    equity whatever the score; the computer, by cubeful equity at the score, played
+    otherwise. Now the hint ranks as the computer plays (and as gnubg ranks)."""
+    engine = Engine("expert")
+    rng = np.random.default_rng(5)
+    games = play_games(engine.evaluator, 6, seed=5)
+    boards = games.boards[rng.permutation(len(games.boards))[:60]]
+    differs = 0
+    for n, board in enumerate(boards):
+        position = Position(tuple(int(c) for c in board))
+        if position.is_game_over() or position == Position():
+            continue
+        dice = (int(rng.integers(1, 7)), int(rng.integers(1, 7)))
+        score = [(0, 0), (4, 6), (2, 5), (6, 3)][n % 4]
+        state = MatchState(match_length=7, score=score, dice=(max(dice), min(dice)))
+        ctx = match_context(state)
+        ranking = engine.rank_plays(position, dice, ctx)
+        if not ranking:
+            continue
+        best = engine.best_play(position, dice, match=ctx)
+        assert ranking[0].play == best
+        values = [r.cubeful for r in ranking if r.cubeful is not None]
+        assert values == sorted(values, reverse=True)
+        differs += ranking[0].play != engine.rank_plays(position, dice)[0].play
+        if n == 0:
+            assert main(["hint", f"{position.position_id()}:{state.match_id()}", "--json"]) == 0
+            data = json.loads(capsys.readouterr().out)
+            assert data["plays"][0]["play"] == position.format_play(best)
+            assert data["plays"][0]["cubeful_equity"] is not None
+    assert differs >= 1  # the score changes some choices: the old hint got those wrong

@@ -920,7 +920,9 @@ async function tableView(id) {
     try {
       const data = await api("GET", `/api/tables/${table.id}/hint`);
       if (data.kind === "plays") {
-        hint = h("ol", { id: "hint" }, ...data.plays.slice(0, 5).map((p) => h("li", { text: `${p.play}  ${p.equity >= 0 ? "+" : ""}${p.equity.toFixed(3)}` })));
+        // The equity the plays are ranked by: cubeful at the table's score where given.
+        const value = (p) => (p.cubeful_equity ?? p.equity);
+        hint = h("ol", { id: "hint" }, ...data.plays.slice(0, 5).map((p) => h("li", {}, h("bdi", { dir: "ltr", text: p.play }), `  ${value(p) >= 0 ? "+" : ""}${value(p).toFixed(3)}`)));
       } else {
         hint = h("p", { id: "hint", text: t("hint_cube", { action: cubeAdvice(data.action) }) });
       }
