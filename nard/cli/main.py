@@ -249,10 +249,19 @@ def _cmd_moves(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
+    from nard.notation.match_id import GameState, Resignation
+    from nard.notation.xgid import BOTTOM
+
     pos, match = _read_position(args.position_id)
     print(pos)
+    # The same position as XG names it (a bare Position ID: money, the cube in the
+    # middle, the side on roll at the bottom, as gnubg shows it).
+    state = match if match is not None else MatchState(dice_owner=BOTTOM)
     if match is not None:
         print(_describe(match))
+        print(f"Match ID: {match.match_id()}")
+    if state.game_state is GameState.PLAYING and state.resignation is Resignation.NONE:
+        print(XgidRecord(pos, state).to_xgid())
     return 0
 
 

@@ -51,8 +51,8 @@ def test_moves_takes_the_dice_from_an_xgid(capsys: pytest.CaptureFixture[str]) -
 
 def test_show_a_gnubg_id_describes_the_match(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["show", "4HPwATDgc/ABMA:QYkqASAAIAAA"]) == 0
-    last = capsys.readouterr().out.splitlines()[-1]
-    assert last == "9-point match, score 2-4; cube 2 owned by player 0; player 1 on roll; dice 5-2"
+    lines = capsys.readouterr().out.splitlines()
+    assert "9-point match, score 2-4; cube 2 owned by player 0; player 1 on roll; dice 5-2" in lines
 
 
 def test_moves_with_a_match_id_uses_its_dice(capsys: pytest.CaptureFixture[str]) -> None:
@@ -115,3 +115,21 @@ def test_train_runs_resumes_and_refuses_a_corrupt_checkpoint(tmp_path: Path) -> 
     assert bad.returncode == 2
     lines = bad.stderr.strip().splitlines()
     assert len(lines) == 1 and "net.npz" in lines[0] and "Traceback" not in bad.stderr
+
+
+def test_show_prints_the_match_id_and_the_xgid(capsys: pytest.CaptureFixture[str]) -> None:
+    from nard.notation import XgidRecord
+
+    assert main(["show", "4HPwATDgc/ABMA:QYkqASAAIAAA"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "Match ID: QYkqASAAIAAA" in lines
+    xgid = next(line for line in lines if line.startswith("XGID="))
+    record = XgidRecord.from_xgid(xgid)
+    assert record.position == Position() and record.match.score == (2, 4)
+    assert record.match.dice == (5, 2) and record.match.cube_value == 2
+    assert main(["show", "4HPwATDgc/ABMA"]) == 0  # a bare position: money, cube centred
+    assert (
+        capsys.readouterr()
+        .out.splitlines()[-1]
+        .startswith("XGID=-b----E-C---eE---c-e----B-:0:0:1:")
+    )
