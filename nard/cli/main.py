@@ -49,6 +49,14 @@ def _build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="draw a position with its pip counts")
     show.add_argument("position_id", metavar="POSITION", help=where)
 
+    met = sub.add_parser(
+        "met", help="the match equity table the engine uses (winning chances by score)"
+    )
+    met.add_argument(
+        "--away", type=int, default=11, metavar="N", help="scores from 1 to N away (default 11)"
+    )
+    met.add_argument("--json", action="store_true", help="print the table as JSON")
+
     rep = sub.add_parser("replay", help="check a match record (.mat, .sgf, .json) move by move")
     rep.add_argument("file", metavar="FILE")
     rep.add_argument("--json", action="store_true", help="print the games and score as JSON")
@@ -265,6 +273,31 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_met(args: argparse.Namespace) -> int:
+    """The match equity table: the row player's chance of winning the match, N-away
+    against M-away (before the Crawford game; the Crawford game's own at 1-away), and
+    the post-Crawford row (the trailer's chance against a leader 1-away)."""
+    from nard.engine.cube import KAZAROSS_XG2_64 as table
+
+    if not 1 <= args.away <= table.length:
+        raise NardError(f"--away {args.away}: 1 to {table.length}")
+    n = args.away
+    pre = [[table.equity(i, j) for j in range(1, n + 1)] for i in range(1, n + 1)]
+    post = [table.equity(i, 1, post_crawford=True) for i in range(1, n + 1)]
+    if args.json:
+        print(
+            json.dumps({"name": table.name, "away": n, "pre_crawford": pre, "post_crawford": post})
+        )
+        return 0
+    print(f"{table.name}: the row player's match winning chances (%), N-away against M-away")
+    print("away " + "".join(f"{j:>6}" for j in range(1, n + 1)))
+    for i, row in enumerate(pre, start=1):
+        print(f"{i:>4} " + "".join(f"{100 * v:>6.1f}" for v in row))
+    print("post-Crawford, against 1-away:")
+    print("     " + "".join(f"{100 * v:>6.1f}" for v in post))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``nard`` command; returns the exit status."""
     args = _build_parser().parse_args(argv)
@@ -273,6 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_moves(args)
         if args.command == "show":
             return _cmd_show(args)
+        if args.command == "met":
+            return _cmd_met(args)
         if args.command == "hint":
             from nard.cli.hint import cmd_hint
 

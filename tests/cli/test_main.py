@@ -133,3 +133,22 @@ def test_show_prints_the_match_id_and_the_xgid(capsys: pytest.CaptureFixture[str
         .out.splitlines()[-1]
         .startswith("XGID=-b----E-C---eE---c-e----B-:0:0:1:")
     )
+
+
+def test_met_prints_the_match_equity_table(capsys: pytest.CaptureFixture[str]) -> None:
+    from nard.engine.cube import KAZAROSS_XG2
+
+    assert main(["met", "--away", "7", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    pre, post = data["pre_crawford"], data["post_crawford"]
+    assert len(pre) == 7 and all(len(row) == 7 for row in pre) and len(post) == 7
+    for i in range(7):
+        assert pre[i][i] == 0.5
+        for j in range(7):
+            assert abs(pre[i][j] + pre[j][i] - 1.0) < 1e-9  # one side's chance, the other's rest
+    assert pre[0][1] == KAZAROSS_XG2.equity(1, 2)  # the Crawford game at 1-away, 2-away
+    assert post[1] == KAZAROSS_XG2.equity(2, 1, post_crawford=True)
+    assert main(["met", "--away", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["away", "1", "2", "3"] and lines[2].split()[1] == "50.0"
+    assert main(["met", "--away", "0"]) == 2
