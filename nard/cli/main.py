@@ -270,7 +270,27 @@ def _cmd_show(args: argparse.Namespace) -> int:
         print(f"Match ID: {match.match_id()}")
     if state.game_state is GameState.PLAYING and state.resignation is Resignation.NONE:
         print(XgidRecord(pos, state).to_xgid())
+    _print_race_counts(pos)
     return 0
+
+
+def _print_race_counts(pos: Position) -> None:
+    """The race counts of a race (side on roll first): nard.engine.race."""
+    from nard.engine.race import race_counts
+
+    counts = race_counts(pos)
+    if counts:
+        print("Race counts (side on roll first):")
+    for c in counts:
+        verdict = (
+            f"{'double' if c.double else 'no double'}, "
+            f"{'redouble' if c.redouble else 'no redouble'}; {'take' if c.take else 'pass'}"
+        )
+        if c.winning_chance is None:
+            figures = f"{c.counts[0]:g} - {c.counts[1]:g}"
+        else:
+            figures = f"K {c.counts[0]:.2f}, wins {100 * c.winning_chance:.1f}%"
+        print(f"  {c.name:<9} {figures:<24} {verdict}")
 
 
 def _cmd_met(args: argparse.Namespace) -> int:
