@@ -219,16 +219,39 @@ def _start_game(games: Match | Session, record: GameRecord, number: int) -> tupl
 
 
 def _apply_actions(game: Game, record: GameRecord, where: str) -> None:
-    for index, action in enumerate(record.actions, start=1):
+    actions = record.actions
+    skip = False
+    for index, action in enumerate(actions, start=1):
+        if skip:  # the acceptance of a concession, made with it
+            skip = False
+            continue
         at = f"{where}, action {index} ({_describe(action)})"
         if game.is_over:
             raise RecordError(f"{at}: the game was already over")
         try:
-            _apply(game, action)
+            following = actions[index] if index < len(actions) else None
+            if _is_concession(game, action, following):
+                # Resigned off the resigner's turn and accepted (Game.concede's record).
+                game.concede(action.player, action.resign or 1)
+                skip = True
+            else:
+                _apply(game, action)
         except (MatchStateError, ValueError) as exc:
             raise RecordError(
                 f"{at}: {exc}", action=action, crawford_game=game.options.crawford
             ) from None
+
+
+def _is_concession(game: Game, action: Action, following: Action | None) -> bool:
+    """A resignation by the player not on roll, accepted at once by the other."""
+    return (
+        action.kind is ActionKind.RESIGN
+        and game.decision.value not in ("opening roll", "game over")
+        and action.player != game.on_roll
+        and following is not None
+        and following.kind is ActionKind.ACCEPT
+        and following.player != action.player
+    )
 
 
 def _replay_game(game: Game, record: GameRecord, where: str) -> None:

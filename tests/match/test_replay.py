@@ -197,3 +197,18 @@ def test_a_double_in_what_would_be_the_crawford_game_means_the_rule_was_off() ->
     broken = _with_action(record, 1, 1, Action(1, ActionKind.TAKE))  # game 2: a take, no double
     with pytest.raises(RecordError):
         replay(broken)
+
+
+def test_a_concession_off_the_resigners_turn_replays_from_json() -> None:
+    """Game.concede records a resignation by the player not on roll (then the
+    acceptance): nard's JSON of such a game was refused as out of turn."""
+    from nard.match import FixedDice
+    from nard.notation.json_record import read_json, write_json
+
+    match = Match(3, MatchRules(), FixedDice([(6, 1)]))
+    game = match.new_game()
+    game.opening_roll()  # player 0 to play 6-1
+    game.concede(1, 2)  # player 1 gives up a gammon meanwhile
+    record, _ = read_json(write_json(match.to_record()))
+    replayed = replay(record)
+    assert replayed.final_score == (2, 0) and replayed.games[0].points == 2
