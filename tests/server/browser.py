@@ -211,8 +211,13 @@ def play_by_drags(page: Page) -> None:
             assert box is not None
             page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
             page.mouse.down()  # picks the checker up: its destinations light up
+            # (Pressed on a point where the checker already picked up may go, it is a
+            # click that moves that one there: no drag of this point's checker.)
+            picked = page.locator(f"#board .checker.selected[data-point='{point}']").count()
             target = page.locator("#board .target").first
-            goal = target.bounding_box() if page.locator("#board .target").count() else None
+            goal = (
+                target.bounding_box() if picked and page.locator("#board .target").count() else None
+            )
             if goal is None:
                 page.mouse.up()
                 page.keyboard.press("Escape")
