@@ -618,6 +618,10 @@ def test_a_match_in_persian_by_clicks_replayed_by_keyboard(
     # Nothing in English but the name and the moves (standard notation, kept left to right).
     words = [re.sub("\u2066[^\u2069]*\u2069", "", c).replace("Sara", "") for c in captions]
     assert not any(re.search("[A-Za-z]", w) for w in words), captions
+    # The caption stays through any redraw (a setting changed; the computer's last
+    # play still sliding in): it was written once beside the board and then lost.
+    page.select_option("#speed", "fast")
+    assert page.inner_text("#replay-text") == captions[-1]
     page.keyboard.press("End")
     assert page.inner_text("#replay-step") == f"{total} / {total}"
     page.keyboard.press("Escape")

@@ -840,6 +840,11 @@ async function tableView(id) {
   }
 
   function renderStatus(game, myTurn) {
+    if (replayAt !== null && steps) {
+      // Replaying: the step's own caption (kept on every render, not set once beside it).
+      status.replaceChildren(h("p", { id: "replay-text", text: caption(steps[replayAt]) }));
+      return;
+    }
     const lines = [];
     if (table.status === "waiting" || table.status === "seeding") renderSeeding(lines);
     if (table.status === "waiting") {
@@ -996,7 +1001,6 @@ async function tableView(id) {
       if (!Number.isFinite(delta)) replayAt = delta > 0 ? steps.length - 1 : 0;
       else replayAt = replayAt === null ? (delta > 0 ? 0 : steps.length - 1) : Math.min(steps.length - 1, Math.max(0, replayAt + delta));
       render();
-      $("#status").replaceChildren(h("p", { id: "replay-text", text: caption(steps[replayAt]) }));
     } catch (error) { showError(error); }
   }
 
