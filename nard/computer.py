@@ -57,9 +57,6 @@ class DecisionSnapshot:
 
     @classmethod
     def of(cls, game: Game) -> DecisionSnapshot:
-        offered = None
-        if game.decision is Decision.ANSWER_RESIGNATION:
-            offered = next(a.resign for a in reversed(game.actions) if a.resign)
         return cls(
             decision=game.decision,
             legal=frozenset(game.legal_actions()),
@@ -69,7 +66,7 @@ class DecisionSnapshot:
             cube_value=game.cube_value,
             cube_owner=game.cube_owner,
             options=game.options,
-            resignation=offered,
+            resignation=game.resignation,
         )
 
     def legal_actions(self) -> frozenset[GameAction]:
@@ -182,6 +179,6 @@ def computer_command(
         counted = game.options.backgammon
         if counted != 3:
             equity -= (3 - counted) * (probs[2] - probs[4])
-        worth = counted if offered == 3 else offered
+        worth = game.options.resignation_value(offered)
         return Command(GameAction.ACCEPT if worth >= -equity else GameAction.REJECT)
     raise ValueError(f"the game is over: there is nothing to decide ({decision.value})")

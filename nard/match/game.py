@@ -122,6 +122,11 @@ class GameOptions:
     crawford: bool = False
     animals: int | None = None
 
+    def resignation_value(self, level: int) -> int:
+        """What resigning a single (1), a gammon (2) or a backgammon (3) gives up, per
+        cube: a backgammon counts as these rules count one (``backgammon``)."""
+        return self.backgammon if level == 3 else level
+
     @property
     def animal_limit(self) -> int:
         """How many beavers and raccoons may follow one double."""
@@ -245,6 +250,13 @@ class Game:
     def cube_owner(self) -> int | None:
         """The player who owns the cube; None while it is in the centre."""
         return self._s.cube_owner
+
+    @property
+    def resignation(self) -> int | None:
+        """The resignation awaiting its answer (1, 2 or 3 points per cube), or None."""
+        if self._s.decision is not Decision.ANSWER_RESIGNATION:
+            return None
+        return self._s.offered_resignation
 
     @property
     def automatic_doubles(self) -> int:
@@ -502,15 +514,10 @@ class Game:
         self._record_unplayed_roll(s)
         s.actions.append(Action(player, ActionKind.RESIGN, resign=points))
         s.actions.append(Action(1 - player, ActionKind.ACCEPT))
-        points_won = self.resignation_value(points) * s.cube_value
+        points_won = self.options.resignation_value(points) * s.cube_value
         s.result = GameResult(1 - player, ResultKind.RESIGN, s.cube_value, points_won)
         s.decision = Decision.GAME_OVER
         self._s = s
-
-    def resignation_value(self, level: int) -> int:
-        """What resigning a single (1), a gammon (2) or a backgammon (3) gives up, per
-        cube: a backgammon counts as the rules count one (``options.backgammon``)."""
-        return self.options.backgammon if level == 3 else level
 
     def accept(self) -> None:
         """Accept the resignation: the game ends for its value times the cube."""
@@ -520,7 +527,7 @@ class Game:
         # The points offered stand as offered (as gnubg scores them): Jacoby
         # reduces only gammons won on the board; a backgammon counts what the rules
         # make it count (2 where so agreed).
-        points = self.resignation_value(s.offered_resignation) * s.cube_value
+        points = self.options.resignation_value(s.offered_resignation) * s.cube_value
         s.result = GameResult(s.turn, ResultKind.RESIGN, s.cube_value, points)
         s.decision = Decision.GAME_OVER
         self._s = s

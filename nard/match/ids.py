@@ -49,10 +49,7 @@ def match_state(game: Game, match_length: int = 0, score: tuple[int, int] = (0, 
     decision = game.decision
     if decision in (Decision.OPENING_ROLL, Decision.GAME_OVER):
         raise NardError(f"no Match ID for a game at its {decision.value}")
-    resignation = Resignation.NONE
-    if decision is Decision.ANSWER_RESIGNATION:
-        points = next((a.resign for a in reversed(game.actions) if a.resign), 1)
-        resignation = Resignation(points)
+    resignation = Resignation(game.resignation or 0)
     dice = game.dice
     options = game.options
     return MatchState(

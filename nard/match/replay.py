@@ -27,14 +27,21 @@ __all__ = ["RecordError", "ReplayedGame", "ReplayedMatch", "replay", "resume", "
 class RecordError(NardError, ValueError):
     """A record that the rules reject: names the game, the action and the reason.
 
-    ``action`` is the action refused (None when the fault is not one action's) and
-    ``crawford_game`` whether its game was played as the Crawford game."""
+    ``action`` is the action refused (None when the fault is not one action's),
+    ``where`` its game ("game 3") and ``crawford_game`` whether that game was played
+    as the Crawford game."""
 
     def __init__(
-        self, message: str, *, action: Action | None = None, crawford_game: bool = False
+        self,
+        message: str,
+        *,
+        action: Action | None = None,
+        where: str = "",
+        crawford_game: bool = False,
     ) -> None:
         super().__init__(message)
         self.action = action
+        self.where = where
         self.crawford_game = crawford_game
 
 
@@ -109,8 +116,7 @@ def replay(record: MatchRecord, *, crawford: bool | None = None) -> ReplayedMatc
             replayed = _replay(dataclasses.replace(record, crawford_rule=False))
         except RecordError:
             raise exc from None
-        where = str(exc).split(",")[0]
-        note = f"the Crawford rule was off ({where} doubles in what would be the Crawford game)"
+        note = f"the Crawford rule was off ({exc.where} doubles in what would be the Crawford game)"
         return dataclasses.replace(replayed, notes=(*replayed.notes, note))
 
 
@@ -238,7 +244,7 @@ def _apply_actions(game: Game, record: GameRecord, where: str) -> None:
                 _apply(game, action)
         except (MatchStateError, ValueError) as exc:
             raise RecordError(
-                f"{at}: {exc}", action=action, crawford_game=game.options.crawford
+                f"{at}: {exc}", action=action, where=where, crawford_game=game.options.crawford
             ) from None
 
 

@@ -668,9 +668,6 @@ def game_view(game: Game, show_plays: bool, legal_actions: Sequence[str]) -> dic
                 }
             )
     result = game.result
-    resignation = None
-    if game.decision is Decision.ANSWER_RESIGNATION:
-        resignation = next(a.resign for a in reversed(game.actions) if a.resign)
     return {
         "board": list(board),
         "off": borne_off(board),
@@ -685,7 +682,7 @@ def game_view(game: Game, show_plays: bool, legal_actions: Sequence[str]) -> dic
         "cube_in_play": game.options.cube,
         "legal_actions": list(legal_actions),
         "legal_plays": plays,
-        "resignation": resignation,
+        "resignation": game.resignation,
         "result": None if result is None else result_view(result),
         "history": [_action_text(a) for a in game.actions],
     }

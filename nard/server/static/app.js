@@ -281,6 +281,9 @@ function cubeAdvice(action) {
   }).join(t("comma"));
 }
 
+// A seat's player as the page names it: the computer as "nard (level)" in the page's language.
+const playerName = (seat) => (seat.kind === "computer" && seat.level ? t("computer_seat", { level: t(`level_${seat.level}`) }) : seat.name);
+
 // -- the table --------------------------------------------------------------------
 
 // How long a checker takes to slide to its point, by the player's speed setting;
@@ -558,11 +561,7 @@ async function tableView(id) {
   // box, 1 the team), else side 0.
   const viewer = () => (table.side === null ? 0 : table.side);
   // A seat's name in the page's language: the computer's is "nard (level)".
-  const seatName = (seat) => {
-    const s = table.seats[seat];
-    if (!s) return "";
-    return s.kind === "computer" && s.level ? t("computer_seat", { level: t(`level_${s.level}`) }) : s.name;
-  };
+  const seatName = (seat) => (table.seats[seat] ? playerName(table.seats[seat]) : "");
   const nameOf = (seat) => (seat === table.you ? `${seatName(seat)} (${t("seat_you")})` : seatName(seat));
   // A name as the server wrote it (in replay captions), as the page shows it.
   const shownName = (name) => {
@@ -1032,12 +1031,10 @@ async function tableView(id) {
 
 // -- archive ----------------------------------------------------------------------
 
-const archiveName = (seat) => (seat.kind === "computer" && seat.level ? t("computer_seat", { level: t(`level_${seat.level}`) }) : seat.name);
-
 async function archiveView() {
   const tables = await api("GET", "/api/my-tables");
   const rows = tables.map((table) => h("li", {},
-    h("a", { href: `/play/${table.id}`, "data-link": true, text: `${table.seats.map(archiveName).join(" — ")}` }),
+    h("a", { href: `/play/${table.id}`, "data-link": true, text: `${table.seats.map(playerName).join(" — ")}` }),
     ` · ${table.match_length ? t("match_to", { n: table.match_length }) : t("money")} · ${t(`status_${table.status}`)} · `,
     h("bdi", { dir: "ltr", class: "date", text: table.created_at.slice(0, 16).replace("T", " ") })));
   main().replaceChildren(h("section", { class: "card" }, h("h2", { text: t("nav_archive") }), rows.length ? h("ul", { id: "archive" }, ...rows) : h("p", { text: t("archive_empty") })));
