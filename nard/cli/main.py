@@ -74,6 +74,16 @@ def _build_parser() -> argparse.ArgumentParser:
     exp.add_argument("target", metavar="OUT")
     exp.add_argument("--to", choices=("mat", "sgf", "json"), help="format (default: OUT's)")
 
+    from nard.cli.analyse import add_arguments as add_analyse_arguments
+
+    add_analyse_arguments(
+        sub.add_parser(
+            "analyse",
+            aliases=["analyze"],
+            help="analyse a match record: every decision judged, error rates, PR, luck",
+        )
+    )
+
     tr = sub.add_parser("train", help="train the neural evaluator by TD(lambda) self-play")
     from nard.engine.train import add_arguments
 
@@ -332,6 +342,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nard.cli.hint import cmd_hint
 
             return cmd_hint(args.position_id, args.dice, args.json, args.weights, args.level)
+        if args.command in ("analyse", "analyze"):
+            from nard.cli.analyse import cmd_analyse
+
+            return cmd_analyse(args)
         if args.command == "train":
             from nard.engine.train import run
 

@@ -12,6 +12,8 @@ the final score (plain sums, not capped at the match length).
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +23,20 @@ from nard.match.game import Decision, Game, MatchStateError, ResultKind
 from nard.match.match import Match, MatchRules, MoneyRules, Session
 from nard.notation.records import Action, ActionKind, GameRecord, MatchRecord
 
-__all__ = ["RecordError", "ReplayedGame", "ReplayedMatch", "replay", "resume", "rules_of"]
+__all__ = [
+    "Observer",
+    "RecordError",
+    "ReplayedGame",
+    "ReplayedMatch",
+    "replay",
+    "resume",
+    "rules_of",
+    "walk",
+]
+
+Observer = Callable[[int, Game, Action], None]
+"""Called by :func:`walk` before each action with the game's number (from 1), the
+game as it stands and the action about to be applied."""
 
 
 class RecordError(NardError, ValueError):
@@ -118,6 +133,24 @@ def replay(record: MatchRecord, *, crawford: bool | None = None) -> ReplayedMatc
             raise exc from None
         note = f"the Crawford rule was off ({exc.where} doubles in what would be the Crawford game)"
         return dataclasses.replace(replayed, notes=(*replayed.notes, note))
+
+
+def walk(record: MatchRecord, observe: Observer, *, crawford: bool | None = None) -> ReplayedMatch:
+    """:func:`replay` ``record``, showing ``observe`` every game before each of its actions.
+
+    The record is checked first (and its Crawford rule inferred as :func:`replay`
+    does), so ``observe`` only sees a record the rules accept. The acceptance of a
+    concession made off the resigner's turn is applied with it, unseen. ``observe``
+    must not change the game.
+    """
+    replayed = replay(record, crawford=crawford)
+    games = rules_of(dataclasses.replace(record, crawford_rule=replayed.crawford_rule))
+    for number, game_record in enumerate(record.games, start=1):
+        game, where = _start_game(games, game_record, number)
+        _apply_actions(game, game_record, where, functools.partial(observe, number))
+        if not game.is_over:
+            _conclude_by_resignation(game, game_record, where)
+    return replayed
 
 
 def rules_of(record: MatchRecord, dice: DiceSource | None = None) -> Match | Session:
@@ -224,7 +257,12 @@ def _start_game(games: Match | Session, record: GameRecord, number: int) -> tupl
     return game, where
 
 
-def _apply_actions(game: Game, record: GameRecord, where: str) -> None:
+def _apply_actions(
+    game: Game,
+    record: GameRecord,
+    where: str,
+    observe: Callable[[Game, Action], None] | None = None,
+) -> None:
     actions = record.actions
     skip = False
     for index, action in enumerate(actions, start=1):
@@ -234,6 +272,8 @@ def _apply_actions(game: Game, record: GameRecord, where: str) -> None:
         at = f"{where}, action {index} ({_describe(action)})"
         if game.is_over:
             raise RecordError(f"{at}: the game was already over")
+        if observe is not None:
+            observe(game, action)
         try:
             following = actions[index] if index < len(actions) else None
             if _is_concession(game, action, following):
