@@ -11,6 +11,8 @@ for gnubg 0-ply, against gnubg 2-ply:
   lost per unforced move x1000);
 - the share of gnubg 2-ply's checker errors of 0.04 or more to which the
   analysis gives 0.02 or more (decisions matched by game, Position ID and roll);
+- the share of the analysis's own errors of 0.04 or more to which gnubg 2-ply
+  gives 0.02 or more (errors it should not have found, the other way round);
 - CPU seconds per match, nard at its depth against gnubg at the same depth
   (``time.process_time`` inside each process; nard in this process, one job).
 
@@ -146,6 +148,7 @@ def main() -> None:
     nard_cpu = 0.0
     counts = {"nard": [0, 0], "gnubg0": [0, 0]}
     seen = {"nard": [0, 0], "gnubg0": [0, 0]}
+    confirmed = {"nard": [0, 0], "gnubg0": [0, 0]}
     diffs: dict[str, list[float]] = {"nard": [], "gnubg0": []}
     for path in paths:
         record, _ = load_record(str(path))
@@ -175,6 +178,11 @@ def main() -> None:
             for name, found in (("nard", nard_errors), ("gnubg0", g0_errors)):
                 seen[name][1] += 1
                 seen[name][0] += found.get(key, 0.0) >= SEEN
+        for name, found in (("nard", nard_errors), ("gnubg0", g0_errors)):
+            for key, err in found.items():
+                if err >= ERROR and key in ref_errors:
+                    confirmed[name][1] += 1
+                    confirmed[name][0] += ref_errors[key] >= SEEN
     gnubg_cpu = sum(same_depth[p.name]["cpu"] for p in paths)
     report = {
         "matches": len(paths),
@@ -186,6 +194,10 @@ def main() -> None:
         "gnubg2_errors_seen": {
             k: {"seen": v[0], "of": v[1], "share": round(v[0] / v[1], 3) if v[1] else None}
             for k, v in seen.items()
+        },
+        "errors_confirmed_by_gnubg2": {
+            k: {"confirmed": v[0], "of": v[1], "share": round(v[0] / v[1], 3) if v[1] else None}
+            for k, v in confirmed.items()
         },
         "cpu_seconds_per_match": {
             "nard": round(nard_cpu / len(paths), 3),
@@ -203,6 +215,11 @@ def main() -> None:
             f"  {label:12} unforced counts equal {report['unforced_counts_equal'][name]:>8}  "
             f"|checker ER diff| {report['checker_error_rate_mean_abs_diff'][name]:6.3f} mEMG  "
             f"errors >= {ERROR} seen (>= {SEEN}) {share['seen']}/{share['of']} = {share['share']}"
+        )
+        conf = report["errors_confirmed_by_gnubg2"][name]
+        print(
+            f"  {'':12} its own errors >= {ERROR} that gnubg 2-ply gives >= {SEEN}: "
+            f"{conf['confirmed']}/{conf['of']} = {conf['share']}"
         )
     cpu = report["cpu_seconds_per_match"]
     print(

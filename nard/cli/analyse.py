@@ -54,8 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 class _Bar:
     """A one-line progress bar on ``out``."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, doing: str = "analysing", units: str = "turns") -> None:
         self.out = out
+        self.doing = doing
+        self.units = units
         self.start = time.monotonic()
 
     def __call__(self, done: int, total: int) -> None:
@@ -63,7 +65,7 @@ class _Bar:
         filled = width * done // max(1, total)
         elapsed = time.monotonic() - self.start
         self.out.write(
-            f"\ranalysing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} turns "
+            f"\r{self.doing} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {self.units} "
             f"{elapsed:5.1f} s"
         )
         if done == total:

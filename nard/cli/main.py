@@ -84,6 +84,14 @@ def _build_parser() -> argparse.ArgumentParser:
         )
     )
 
+    from nard.cli.rollout import add_arguments as add_rollout_arguments
+
+    add_rollout_arguments(
+        sub.add_parser(
+            "rollout", help="roll out the candidate plays of a roll, or the cube decision"
+        )
+    )
+
     tr = sub.add_parser("train", help="train the neural evaluator by TD(lambda) self-play")
     from nard.engine.train import add_arguments
 
@@ -346,6 +354,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nard.cli.analyse import cmd_analyse
 
             return cmd_analyse(args)
+        if args.command == "rollout":
+            from nard.cli.rollout import cmd_rollout
+
+            return cmd_rollout(args)
         if args.command == "train":
             from nard.engine.train import run
 

@@ -64,9 +64,11 @@ from nard.engine.supervised import Dataset, map_game_chunks
 
 __all__ = [
     "consistent",
+    "quasi_random_dice",
     "rollout_dataset",
     "rollout_labels",
     "rollout_positions",
+    "rollout_trials",
     "sibling_plays",
 ]
 
@@ -126,6 +128,77 @@ def _rollout_batch(
         going = end > t
         y[going] = baselines[t, going] + flip_probabilities(y[going]) - chosen[t, going]
     return y
+
+
+def rollout_trials(
+    evaluator: Evaluator,
+    starts: npt.NDArray[Any],
+    rolls: npt.NDArray[np.int64],
+    truncate: int,
+) -> npt.NDArray[np.float64]:
+    """One luck-corrected trial from each row of ``starts`` (side on roll, before it
+    rolls), turn ``t`` of trial ``i`` thrown ``ALL_ROLLS[rolls[i, t]]``, cut at
+    ``truncate`` turns: its five probabilities (the module docstring's ``Y_0``; a
+    finished game is its outcome). The trial machinery of :func:`rollout_labels`
+    (``nard label --rollout``) and of ``nard rollout``.
+
+    >>> from nard.core.position import Position
+    >>> from nard.engine.evaluator import FakeEvaluator
+    >>> won = np.array([list(Position.from_points({1: 1}, {6: 3}))])
+    >>> rollout_trials(FakeEvaluator(), won, np.zeros((1, 2), np.int64), 2).round(6).tolist()
+    [[1.0, 0.0, 0.0, 0.0, 0.0]]
+    """
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    out = np.zeros((len(starts), NUM_OUTPUTS))
+    over = _kernels.finished(starts)
+    if over.any():
+        out[over] = evaluate_ply_boards(starts[over], evaluator, 0)
+    live = np.flatnonzero(~over)
+    for first in range(0, len(live), _BATCH):
+        rows = live[first : first + _BATCH]
+        out[rows] = _rollout_batch(evaluator, starts[rows], rolls[rows], truncate)
+    return out
+
+
+_OUTCOMES = np.array(
+    [ALL_ROLLS.index((max(a, b), min(a, b))) for a in range(1, 7) for b in range(1, 7)],
+    dtype=np.int64,
+)
+"""The roll of each of the 36 outcomes of two dice (ordered pairs)."""
+
+
+def quasi_random_dice(seed: int, first: int, count: int, turns: int) -> npt.NDArray[np.int64]:
+    """The rolls (indices of :data:`~nard.core.dice.ALL_ROLLS`) of trials ``first`` to
+    ``first + count - 1`` of a rollout seeded ``seed``, ``turns`` turns each.
+
+    The first two turns are stratified, as gnubg's quasi-random dice: the 36
+    outcomes of the first roll come once each in every 36 trials, and the 1,296
+    outcomes of the first two rolls once each in every 1,296 (each in a seeded
+    order); later turns are random. Trial ``j``'s dice depend only on ``seed`` and
+    ``j``, so a rollout split over processes throws the same dice.
+
+    >>> d = quasi_random_dice(1, 0, 36, 3)
+    >>> sorted(np.bincount(d[:, 0], minlength=21).tolist()) == sorted([1] * 6 + [2] * 15)
+    True
+    >>> later = np.vstack([d[30:], quasi_random_dice(1, 36, 4, 3)])
+    >>> bool((quasi_random_dice(1, 30, 10, 3) == later).all())
+    True
+    """
+    if count < 0 or first < 0 or turns < 0:
+        raise ValueError("first, count and turns must be >= 0")
+    order = np.random.default_rng([seed, 0]).permutation(36)
+    second = np.random.default_rng([seed, 1]).permutation(36)
+    out = np.empty((count, turns), dtype=np.int64)
+    for row, trial in enumerate(range(first, first + count)):
+        if turns > 2:
+            rng = np.random.default_rng([seed, 2, trial])
+            out[row, 2:] = rng.choice(len(ALL_ROLLS), size=turns - 2, p=ROLL_WEIGHTS)
+        if turns > 0:
+            out[row, 0] = _OUTCOMES[order[trial % 36]]
+        if turns > 1:
+            # within each block of 1,296, every first outcome meets every second
+            out[row, 1] = _OUTCOMES[second[(trial // 36 + order[trial % 36]) % 36]]
+    return out
 
 
 def rollout_labels(

@@ -18,6 +18,7 @@ from nard.match.replay import walk
 from nard.notation.records import Action, ActionKind, GameRecord, MatchRecord
 
 MATCHES = Path(__file__).resolve().parents[1] / "data" / "gnubg_matches"
+MANIFEST = MATCHES / "manifest.json"
 GNUBG_0PLY = Path(__file__).resolve().parents[2] / "bench" / "data" / "gnubg_analysis_0ply.json"
 
 
@@ -203,20 +204,28 @@ def _gnubg_0ply() -> dict[str, dict[str, object]]:
 @pytest.mark.parametrize(
     "name", ["match1_02", "match3_11", "match5_03", "match7_07", "money_05", "money_08"]
 )
-def test_the_unforced_moves_are_gnubgs(name: str, analyst: Analyst) -> None:
-    """Counted as gnubg 0-ply counted them (recorded by bench/analysis_agreement.py)."""
+def test_the_unforced_moves_are_gnubgs_and_every_cube_action_is_judged(
+    name: str, analyst: Analyst
+) -> None:
+    """Unforced moves counted as gnubg 0-ply counted them (recorded by
+    bench/analysis_agreement.py), and a decision for every double, take, pass and
+    beaver gnubg recorded playing the match (tests/data/gnubg_matches/manifest.json)."""
     record, _ = load_record(str(MATCHES / f"{name}.sgf"))
     result = analyse(record, 0, analyst=analyst)
     stats = _gnubg_0ply()[f"{name}.sgf"]["stats"]
     assert isinstance(stats, dict)
-    assert [p.unforced_moves for p in result.players] == [
-        stats["0"]["unforced"],
-        stats["1"]["unforced"],
+    unforced = [stats["0"]["unforced"], stats["1"]["unforced"]]
+    assert [p.unforced_moves for p in result.players] == unforced
+    games = next(m for m in json.loads(MANIFEST.read_text())["matches"] if m["name"] == name)[
+        "games"
     ]
-    assert [p.cube_decisions for p in result.players] == [
-        stats["0"]["close_cube"],
-        stats["1"]["close_cube"],
-    ]
+    played = [d.played for d in result.decisions if d.kind in ("cube", "take")]
+    doubles = sum(1 for p in played if p in ("Double", "Redouble"))
+    answers = sum(1 for p in played if p in ("Take", "Pass", "Beaver"))
+    assert doubles == sum(g["doubles"] for g in games)
+    # one answer per double: gnubg's record counts the doubler's acceptance of a
+    # beaver as the take, nard judges the beaver as the answer
+    assert answers == sum(g["takes"] + g["drops"] for g in games)
 
 
 def test_the_json_has_the_documented_shape(analyst: Analyst) -> None:

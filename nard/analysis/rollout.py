@@ -1,0 +1,415 @@
+"""Rollouts of a decision: the candidate plays of a roll, or the cube, played out many times.
+
+``nard rollout POSITION[:MATCH] [DICE]``. Each trial plays the game on from the
+candidate with the engine's 0-ply checker play, luck-corrected at every turn
+(each roll's luck against the 1-ply average taken out, gnubg's variance
+reduction) and cut after ``truncate`` turns, where the 1-ply evaluation closes
+it: :func:`nard.engine.rollout.rollout_trials`, the code that labels the
+training data of ``nard label --rollout``. Every candidate throws the same dice
+in trial ``j`` (common dice), and the first two rolls are quasi-random
+(:func:`~nard.engine.rollout.quasi_random_dice`: every first roll equally often
+in each 36 trials).
+
+The trials are cubeless; the cube enters at the root, as in gnubg's cubeless
+rollouts: each candidate's mean probabilities are turned into its cubeful
+equity at the cube and score (:func:`~nard.engine.cube.play_equities`, match
+aware: EMG), and a cube rollout's mean probabilities into the three equities of
+the cube decision (:func:`~nard.engine.cube.cube_decision`). Standard errors are
+those of the cubeless equity over the trials.
+
+Trials run in blocks of 36 over worker processes (``jobs``), or on a Ray
+cluster (``ray_address``; Ray is an optional dependency, ``pip install ray``);
+the result depends only on the seed and the number of trials. With ``stop`` the
+rollout ends early, after a block, once the leading candidate leads every other
+by ``stop`` standard errors of their paired difference.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import importlib
+import math
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from nard.core.errors import NardError
+from nard.core.position import Play, Position
+from nard.engine.cube import CubeContext, CubeDecision, cube_decision, play_equities
+from nard.engine.engine import load_evaluator
+from nard.engine.evaluator import Evaluator, cubeless_equity, flip_probabilities
+from nard.engine.rollout import consistent, quasi_random_dice, rollout_trials
+from nard.engine.search import DEFAULT_FILTER, rank_plays
+
+__all__ = [
+    "BLOCK",
+    "CandidateRollout",
+    "CubeRollout",
+    "PlayRollout",
+    "RolloutError",
+    "RolloutSettings",
+    "rollout_cube",
+    "rollout_plays",
+]
+
+BLOCK = 36
+"""Trials per unit of work: one full cycle of the quasi-random first roll."""
+
+
+class RolloutError(NardError, ValueError):
+    """Rollout settings or a position that cannot be rolled out."""
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """How to roll out: ``trials`` (rounded up to whole blocks of 36), ``truncate``
+    turns per trial, ``seed``; ``candidates`` plays at most within ``window`` of
+    the best at 1-ply; ``stop`` standard errors for an early end (None: never)."""
+
+    trials: int = 1296
+    truncate: int = 11
+    seed: int = 1
+    candidates: int = 5
+    window: float = 0.16
+    stop: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.trials < 1:
+            raise RolloutError(f"trials must be at least 1, not {self.trials!r}")
+        if self.truncate < 0:
+            raise RolloutError(f"truncate must be >= 0, not {self.truncate!r}")
+        if self.candidates < 1:
+            raise RolloutError(f"candidates must be at least 1, not {self.candidates!r}")
+        if self.window < 0:
+            raise RolloutError(f"window must be >= 0, not {self.window!r}")
+        if self.stop is not None and self.stop <= 0:
+            raise RolloutError(f"stop must be > 0 standard errors, not {self.stop!r}")
+        if self.seed < 0:
+            raise RolloutError(f"seed must be >= 0, not {self.seed!r}")
+
+    @property
+    def blocks(self) -> int:
+        """Blocks of :data:`BLOCK` trials to run."""
+        return math.ceil(self.trials / BLOCK)
+
+
+@dataclass(frozen=True)
+class CandidateRollout:
+    """One candidate's rolled-out figures, from the mover's view: mean probabilities,
+    cubeless equity and its standard error, cubeful equity at the cube and score."""
+
+    name: str
+    probabilities: tuple[float, float, float, float, float]
+    cubeless: float
+    standard_error: float
+    cubeful: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "probabilities": [round(p, 6) for p in self.probabilities],
+            "cubeless": round(self.cubeless, 6),
+            "standard_error": round(self.standard_error, 6),
+            "cubeful": round(self.cubeful, 6),
+        }
+
+
+@dataclass(frozen=True)
+class PlayRollout:
+    """The candidate plays of a roll, best first by cubeful equity."""
+
+    position_id: str
+    dice: tuple[int, int]
+    trials: int
+    truncate: int
+    seed: int
+    candidates: tuple[CandidateRollout, ...]
+    stopped_early: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "plays",
+            "position_id": self.position_id,
+            "dice": list(self.dice),
+            "trials": self.trials,
+            "truncate": self.truncate,
+            "seed": self.seed,
+            "stopped_early": self.stopped_early,
+            "candidates": [c.to_json() for c in self.candidates],
+        }
+
+
+@dataclass(frozen=True)
+class CubeRollout:
+    """The cube decision of the side on roll from its rolled-out probabilities."""
+
+    position_id: str
+    trials: int
+    truncate: int
+    seed: int
+    position: CandidateRollout
+    decision: CubeDecision
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.decision
+        return {
+            "kind": "cube",
+            "position_id": self.position_id,
+            "trials": self.trials,
+            "truncate": self.truncate,
+            "seed": self.seed,
+            "probabilities": [round(p, 6) for p in self.position.probabilities],
+            "cubeless": round(self.position.cubeless, 6),
+            "standard_error": round(self.position.standard_error, 6),
+            "no_double": round(d.no_double, 6),
+            "double_take": round(d.double_take, 6),
+            "double_pass": round(d.double_pass, 6),
+            "action": d.action,
+        }
+
+
+Progress = Callable[[int, int], None]
+"""Called with (trials done, trials in all)."""
+
+# -- the work of one block ------------------------------------------------------
+
+_EVALUATOR: Evaluator | None = None
+
+
+def _start_worker(weights: str | None) -> None:
+    global _EVALUATOR
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _EVALUATOR = load_evaluator(weights)
+
+
+def _block(
+    boards: npt.NDArray[np.int64], seed: int, block: int, truncate: int
+) -> npt.NDArray[np.float64]:
+    """Trials ``block * 36`` to ``block * 36 + 35`` of every board: (boards, 36, 5)."""
+    assert _EVALUATOR is not None
+    return block_trials(_EVALUATOR, boards, seed, block, truncate)
+
+
+def block_trials(
+    evaluator: Evaluator, boards: npt.NDArray[np.int64], seed: int, block: int, truncate: int
+) -> npt.NDArray[np.float64]:
+    """One block of trials of every board on common dice: shape (boards, 36, 5), each
+    trial's probabilities from the view of the side on roll of its board."""
+    dice = quasi_random_dice(seed, block * BLOCK, BLOCK, truncate)
+    starts = np.repeat(boards, BLOCK, axis=0)
+    rolls = np.tile(dice, (len(boards), 1))
+    return rollout_trials(evaluator, starts, rolls, truncate).reshape(len(boards), BLOCK, 5)
+
+
+def _ray_block(
+    weights: str | None, boards: npt.NDArray[np.int64], seed: int, block: int, truncate: int
+) -> npt.NDArray[np.float64]:  # pragma: no cover - runs in a Ray worker
+    """:func:`_block` in a Ray worker (nard must be installed there)."""
+    if _EVALUATOR is None:
+        _start_worker(weights)
+    return _block(boards, seed, block, truncate)
+
+
+def _run_ray(
+    address: str, weights: str | None, boards: npt.NDArray[np.int64], settings: RolloutSettings
+) -> Iterator[npt.NDArray[np.float64]]:  # pragma: no cover - needs a Ray installation
+    try:
+        ray: Any = importlib.import_module("ray")
+    except ImportError:
+        raise RolloutError("--ray needs Ray: pip install 'ray[default]'") from None
+    ray.init(
+        address=None if address == "local" else address,
+        ignore_reinit_error=True,
+        log_to_driver=False,
+    )
+
+    remote_block = ray.remote(_ray_block)
+    pending = [
+        remote_block.remote(weights, boards, settings.seed, b, settings.truncate)
+        for b in range(settings.blocks)
+    ]
+    for ref in pending:
+        yield ray.get(ref)
+
+
+def _run(
+    boards: npt.NDArray[np.int64],
+    settings: RolloutSettings,
+    evaluator: Evaluator | None,
+    weights: str | None,
+    jobs: int,
+    ray_address: str | None,
+) -> Iterator[npt.NDArray[np.float64]]:
+    """Each block's trials, in block order."""
+    if ray_address is not None:
+        yield from _run_ray(ray_address, weights, boards, settings)
+        return
+    if jobs <= 1 or settings.blocks == 1:
+        judge = evaluator if evaluator is not None else load_evaluator(weights)
+        for b in range(settings.blocks):
+            yield block_trials(judge, boards, settings.seed, b, settings.truncate)
+        return
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_start_worker, initargs=(weights,)
+    ) as pool:
+        futures = [
+            pool.submit(_block, boards, settings.seed, b, settings.truncate)
+            for b in range(settings.blocks)
+        ]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def _roll_out(
+    boards: npt.NDArray[np.int64],
+    settings: RolloutSettings,
+    evaluator: Evaluator | None,
+    weights: str | Path | None,
+    jobs: int,
+    ray_address: str | None,
+    progress: Progress | None,
+) -> tuple[npt.NDArray[np.float64], bool]:
+    """Every trial of every board, (boards, trials, 5), and whether it stopped early.
+    The probabilities are from the view of each board's side on roll."""
+    done: list[npt.NDArray[np.float64]] = []
+    total = settings.blocks * BLOCK
+    stopped = False
+    source = _run(
+        boards, settings, evaluator, None if weights is None else str(weights), jobs, ray_address
+    )
+    for trials in source:
+        done.append(trials)
+        if progress:
+            progress(len(done) * BLOCK, total)
+        if (
+            settings.stop is not None
+            and len(done) < settings.blocks
+            and _clearly_best(np.concatenate(done, axis=1), settings.stop)
+        ):
+            stopped = True
+            break
+    if hasattr(source, "close"):
+        source.close()
+    return np.concatenate(done, axis=1), stopped
+
+
+def _clearly_best(trials: npt.NDArray[np.float64], z: float) -> bool:
+    """Whether the board whose side on roll is worst off (the mover's best play, as
+    the boards are seen by the opponent) leads every other by ``z`` standard errors."""
+    if len(trials) < 2:
+        return True
+    equity = cubeless_equity(trials)  # (boards, trials), opponent's view
+    best = int(np.argmin(equity.mean(axis=1)))
+    n = equity.shape[1]
+    for other in range(len(equity)):
+        if other == best:
+            continue
+        diff = equity[other] - equity[best]
+        se = diff.std(ddof=1) / math.sqrt(n) if n > 1 else math.inf
+        if diff.mean() <= z * se:
+            return False
+    return True
+
+
+def _figures(
+    trials: npt.NDArray[np.float64],
+) -> tuple[tuple[float, float, float, float, float], float, float]:
+    mean = consistent(trials.mean(axis=0, keepdims=True))[0]
+    equity = cubeless_equity(trials)
+    n = len(equity)
+    se = float(equity.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
+    probs = (float(mean[0]), float(mean[1]), float(mean[2]), float(mean[3]), float(mean[4]))
+    return probs, float(cubeless_equity(mean)), se
+
+
+def rollout_plays(
+    position: Position,
+    dice: Sequence[int],
+    context: CubeContext | None = None,
+    settings: RolloutSettings | None = None,
+    *,
+    evaluator: Evaluator | None = None,
+    weights: str | Path | None = None,
+    jobs: int = 1,
+    ray_address: str | None = None,
+    progress: Progress | None = None,
+) -> PlayRollout:
+    """Roll out the best plays of ``dice`` (at most ``settings.candidates``, within
+    ``settings.window`` of the best at 1-ply), ranked by cubeful equity at ``context``
+    (money with a centred cube by default)."""
+    settings = settings or RolloutSettings()
+    ctx = context or CubeContext()
+    judge = evaluator if evaluator is not None else load_evaluator(weights)
+    ranking = rank_plays(position, dice, judge, 1, DEFAULT_FILTER)
+    if not ranking:
+        raise RolloutError(
+            f"{dice[0]}-{dice[1]} cannot be played in position {position.position_id()}"
+        )
+    best = ranking[0].equity
+    chosen: list[Play] = [
+        r.play
+        for r in ranking[: settings.candidates]
+        if r.ply == ranking[0].ply and r.equity >= best - settings.window
+    ]
+    boards = np.array([list(p.result) for p in chosen], dtype=np.int64)
+    trials, stopped = _roll_out(boards, settings, judge, weights, jobs, ray_address, progress)
+    figures = []
+    for i, play in enumerate(chosen):
+        theirs = consistent(trials[i].mean(axis=0, keepdims=True))[0]
+        probs, cubeless, se = _figures(flip_probabilities(trials[i]))
+        cubeful = play_equities([theirs], [play.result], ctx)[0]
+        figures.append(CandidateRollout(position.format_play(play), probs, cubeless, se, cubeful))
+    figures.sort(key=lambda c: -c.cubeful)
+    d1, d2 = dice
+    return PlayRollout(
+        position.position_id(),
+        (max(d1, d2), min(d1, d2)),
+        trials.shape[1],
+        settings.truncate,
+        settings.seed,
+        tuple(figures),
+        stopped,
+    )
+
+
+def rollout_cube(
+    position: Position,
+    context: CubeContext | None = None,
+    settings: RolloutSettings | None = None,
+    *,
+    evaluator: Evaluator | None = None,
+    weights: str | Path | None = None,
+    jobs: int = 1,
+    ray_address: str | None = None,
+    progress: Progress | None = None,
+) -> CubeRollout:
+    """Roll out ``position`` (side on roll, before it rolls) and decide its cube at
+    ``context`` from the mean probabilities."""
+    settings = settings or RolloutSettings()
+    ctx = context or CubeContext()
+    if position.is_game_over():
+        raise RolloutError(f"the game of position {position.position_id()} is over")
+    boards = np.array([list(position)], dtype=np.int64)
+    judge = evaluator if evaluator is not None else (None if jobs > 1 else load_evaluator(weights))
+    trials, _ = _roll_out(boards, settings, judge, weights, jobs, ray_address, progress)
+    probs, cubeless, se = _figures(trials[0])
+    decision = cube_decision(probs, ctx, position=position)
+    return CubeRollout(
+        position.position_id(),
+        trials.shape[1],
+        settings.truncate,
+        settings.seed,
+        CandidateRollout("position", probs, cubeless, se, decision.optimal),
+        decision,
+    )

@@ -1,0 +1,127 @@
+"""``nard.analysis.rollout``: rollouts of a roll's plays and of the cube."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from nard.analysis.rollout import (
+    BLOCK,
+    RolloutError,
+    RolloutSettings,
+    block_trials,
+    rollout_cube,
+    rollout_plays,
+)
+from nard.cli.main import main
+from nard.core.position import Position
+from nard.engine.cube import CubeContext
+from nard.engine.engine import load_evaluator
+from nard.engine.network import NeuralEvaluator
+from nard.engine.search import evaluate_ply_boards
+
+MIDDLE = Position.from_position_id("4DvgATDgc/ABMA")  # an early contact position
+
+
+@pytest.fixture(scope="module")
+def evaluator() -> NeuralEvaluator:
+    return load_evaluator()
+
+
+def test_every_candidate_throws_the_same_dice(evaluator: NeuralEvaluator) -> None:
+    boards = np.array([list(MIDDLE), list(MIDDLE), list(MIDDLE.flip())], dtype=np.int64)
+    trials = block_trials(evaluator, boards, seed=3, block=0, truncate=4)
+    assert trials.shape == (3, BLOCK, 5)
+    assert np.allclose(trials[0], trials[1], atol=1e-9)  # same board, same dice
+    assert not np.allclose(trials[0], trials[2])
+    assert trials[0].std(axis=0).max() > 0  # the trials differ from each other
+
+
+def test_no_turn_played_is_the_one_ply_evaluation(evaluator: NeuralEvaluator) -> None:
+    settings = RolloutSettings(trials=36, truncate=0)
+    cube = rollout_cube(MIDDLE, settings=settings, evaluator=evaluator)
+    one_ply = evaluate_ply_boards(np.array([list(MIDDLE)], dtype=np.int64), evaluator, 1)[0]
+    assert np.allclose(cube.position.probabilities, one_ply, atol=1e-6)
+    assert cube.position.standard_error == pytest.approx(0.0, abs=1e-9)
+
+
+def test_plays_are_ranked_by_cubeful_equity_with_standard_errors(
+    evaluator: NeuralEvaluator,
+) -> None:
+    settings = RolloutSettings(trials=72, truncate=4, candidates=4, window=0.3)
+    result = rollout_plays(Position(), (4, 3), CubeContext(), settings, evaluator=evaluator)
+    assert result.trials == 72 and not result.stopped_early
+    assert 2 <= len(result.candidates) <= 4
+    values = [c.cubeful for c in result.candidates]
+    assert values == sorted(values, reverse=True)
+    for c in result.candidates:
+        assert 0 < c.standard_error < 0.05
+        assert 0 <= c.probabilities[0] <= 1
+    again = rollout_plays(Position(), (4, 3), CubeContext(), settings, evaluator=evaluator)
+    assert again == result  # seeded
+
+
+def test_a_clear_best_play_stops_the_rollout_early(evaluator: NeuralEvaluator) -> None:
+    # 6-5 from the start: the run 24/13 against plays that leave blots everywhere
+    settings = RolloutSettings(trials=36 * 10, truncate=3, candidates=3, window=2.0, stop=3.0)
+    result = rollout_plays(Position(), (6, 5), settings=settings, evaluator=evaluator)
+    assert result.stopped_early and result.trials < 360
+    assert result.candidates[0].name == "24/13"
+
+
+def test_a_cube_rollout_decides_the_cube_at_the_score(evaluator: NeuralEvaluator) -> None:
+    # two rolls bear off the side on roll's last four checkers; the opponent needs three
+    crushing = Position.from_points({1: 2, 2: 2}, {1: 5})
+    settings = RolloutSettings(trials=36, truncate=3)
+    money = rollout_cube(crushing, CubeContext(), settings, evaluator=evaluator)
+    assert money.decision.double and not money.decision.take  # double, pass
+    dmp = rollout_cube(
+        crushing, CubeContext(match_length=5, score=(4, 4)), settings, evaluator=evaluator
+    )
+    assert "Never double" in dmp.decision.action  # a dead cube at double match point
+
+
+def test_bad_settings_and_positions_are_refused(evaluator: NeuralEvaluator) -> None:
+    for bad in ({"trials": 0}, {"truncate": -1}, {"candidates": 0}, {"stop": 0.0}):
+        with pytest.raises(RolloutError):
+            RolloutSettings(**bad)
+    blocked = Position.from_points({25: 1, 6: 14}, {n: 2 for n in range(1, 7)})
+    with pytest.raises(RolloutError, match="cannot be played"):
+        rollout_plays(blocked, (6, 6), evaluator=evaluator)
+    with pytest.raises(RolloutError, match="over"):
+        rollout_cube(Position.from_points({}, {6: 3}), evaluator=evaluator)
+
+
+def test_worker_processes_roll_the_same_dice(
+    evaluator: NeuralEvaluator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["rollout", "4HPwATDgc/ABMA", "21", "--trials", "72", "--truncate", "3", "--json"]
+    assert main([*argv, "--jobs", "1"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--jobs", "2"]) == 0
+    two = json.loads(capsys.readouterr().out)
+    assert one == two and one["kind"] == "plays" and one["trials"] == 72
+
+
+def test_the_cli_prints_the_cube_and_refuses_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["rollout", "4HPwATDgc/ABMA", "--trials", "36", "--truncate", "2", "--jobs", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "proper cube action: No double" in out
+    assert main(["rollout", "4HPwATDgc/ABMA", "43", "--trials", "0"]) == 2
+    assert capsys.readouterr().err == "nard: error: trials must be at least 1, not 0\n"
+    assert main(["rollout", "not-an-id", "43"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_ray_rollout_throws_the_same_dice(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--ray local`` (Ray is optional: ``pip install nard[ray]``) gives the process
+    pool's answer."""
+    pytest.importorskip("ray")
+    argv = ["rollout", "4HPwATDgc/ABMA", "43", "--trials", "72", "--truncate", "2", "--json"]
+    assert main([*argv, "--jobs", "1"]) == 0
+    local = capsys.readouterr().out
+    assert main([*argv, "--ray", "local"]) == 0
+    assert capsys.readouterr().out == local
