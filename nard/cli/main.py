@@ -84,6 +84,12 @@ def _build_parser() -> argparse.ArgumentParser:
         )
     )
 
+    from nard.cli.serve import add_worker_options
+
+    add_worker_options(
+        sub.add_parser("worker", help="make the analyses the web app queues (see nard serve)")
+    )
+
     from nard.cli.rollout import add_arguments as add_rollout_arguments
 
     add_rollout_arguments(
@@ -354,6 +360,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nard.cli.analyse import cmd_analyse
 
             return cmd_analyse(args)
+        if args.command == "worker":
+            from nard.cli.serve import cmd_worker
+
+            opts = {k: getattr(args, k) for k in ("database_url", "data_dir", "redis_url")}
+            opts["queue_path"] = args.queue_path
+            return cmd_worker(opts, args.workers, args.parent, args.stale_after)
         if args.command == "rollout":
             from nard.cli.rollout import cmd_rollout
 

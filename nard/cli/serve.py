@@ -12,7 +12,7 @@ from typing import Any
 
 from nard.core import NardError
 
-__all__ = ["add_serve_options", "cmd_serve"]
+__all__ = ["add_serve_options", "add_worker_options", "cmd_serve", "cmd_worker"]
 
 
 def add_serve_options(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +30,57 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
             metavar=spec.env,
             help=f"{spec.help} [{spec.env}{shown}]",
         )
+
+
+def add_worker_options(parser: argparse.ArgumentParser) -> None:
+    """``nard worker``: where the jobs wait and the results go (as ``nard serve``)."""
+    from nard.server.settings import SETTINGS
+
+    for spec in SETTINGS:
+        if spec.name in ("database_url", "data_dir", "redis_url", "queue_path"):
+            parser.add_argument(
+                "--" + spec.name.replace("_", "-"),
+                dest=spec.name,
+                default=None,
+                metavar=spec.env,
+                help=f"{spec.help} [{spec.env}]",
+            )
+    parser.add_argument(
+        "--workers", type=int, default=1, metavar="N", help="analyses made at once (default 1)"
+    )
+    parser.add_argument("--parent", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--stale-after",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="queue again an analysis whose worker wrote no progress for this long (default 60)",
+    )
+
+
+def cmd_worker(
+    options: dict[str, Any], workers: int, parent: int | None, stale_after: float | None = None
+) -> int:
+    """Make queued analyses until interrupted (docs/analysis.md, "In the page")."""
+    from nard.server import Settings
+    from nard.server.jobs import STALE_AFTER, queue_for, run_worker
+
+    if workers < 1:
+        raise NardError(f"--workers {workers}: give 1 or more")
+    try:
+        settings = Settings.from_env(**{k: v for k, v in options.items() if v is not None})
+    except ValueError as exc:
+        raise NardError(str(exc)) from None
+    where = queue_for(settings)
+    print(
+        f"nard: analysis worker on {where.redis_url or where.queue_path} "
+        f"(database {_shown(settings.database_url)})",
+        flush=True,
+    )
+    if stale_after is not None and stale_after <= 0:
+        raise NardError(f"--stale-after {stale_after}: give a number of seconds above 0")
+    run_worker(where, workers, parent, stale_after or STALE_AFTER)
+    return 0
 
 
 def cmd_serve(options: dict[str, Any]) -> int:
@@ -57,7 +108,25 @@ def cmd_serve(options: dict[str, Any]) -> int:
         raise NardError(str(exc)) from None
     where = _shown(settings.database_url)
     print(f"nard: serving at http://{settings.host}:{settings.port} (database {where})", flush=True)
+    worker = None
+    if settings.analysis_workers:
+        from nard.server.jobs import start_worker_process
+
+        worker = start_worker_process(settings)
     settle_memory()  # after start-up: what is loaded now lives as long as the process
+    try:
+        _run(uvicorn, app, settings)
+    finally:
+        if worker is not None:
+            worker.terminate()
+            try:
+                worker.wait(timeout=10)
+            except Exception:
+                worker.kill()
+    return 0
+
+
+def _run(uvicorn: Any, app: Any, settings: Any) -> None:
     uvicorn.run(
         app,
         host=settings.host,
@@ -73,7 +142,6 @@ def cmd_serve(options: dict[str, Any]) -> int:
         proxy_headers=settings.trust_proxy,
         server_header=False,  # no product and version for scanners to match
     )
-    return 0
 
 
 def _shown(url: str) -> str:

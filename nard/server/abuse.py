@@ -78,6 +78,8 @@ DEFAULT_POLICIES: Final[Mapping[str, str]] = MappingProxyType(
         # Per player: the engine's time, and table actions (a person makes a
         # few a minute; the computer's replies are not counted).
         "hint": "30/minute;600/hour",
+        # Per player: analyses queued (each takes a worker for seconds to minutes).
+        "analysis": "10/minute;60/hour;200/day",
         "action": "120/minute;3000/hour",
     }
 )

@@ -50,6 +50,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketState
 
+from nard.notation.json_record import write_json
 from nard.server.abuse import (
     LoginThrottle,
     RateLimited,
@@ -58,11 +59,14 @@ from nard.server.abuse import (
     policies_from_text,
     verify_password_async,
 )
+from nard.server.chouette import ChouetteTable
+from nard.server.jobs import AnalysisQueue, queue_for, result_json
 from nard.server.logs import request_id
 from nard.server.metrics import Metrics
 from nard.server.models import PlayerRow
 from nard.server.schemas import (
     ActionRequest,
+    AnalysisRequest,
     ConflictBody,
     ContributionRequest,
     CredentialsRequest,
@@ -413,6 +417,7 @@ def create_app(
         metrics=metrics,
         **(service_options or {}),
     )
+    analysis_queue = AnalysisQueue(queue_for(settings))
     limits = RateLimits(settings.redis_url, policies_from_text(settings.limits))
     sessions = _SessionCache(store, trusted=lambda: settings.redis_url is None or service.redis_ok)
     service.session_listeners.append(sessions.forget)
@@ -467,6 +472,7 @@ def create_app(
     app.state.limits = limits
     app.state.sessions = sessions
     app.state.metrics = metrics
+    app.state.analysis_queue = analysis_queue
     app.add_middleware(_Frontdoor, metrics=metrics, trust_proxy=settings.trust_proxy)
 
     # -- errors ------------------------------------------------------------------
@@ -727,7 +733,45 @@ def create_app(
     async def my_tables(who: Auth) -> list[TableSummary]:
         if who.player is None:
             return []
-        return [summary(t) for t in store.tables_of(who.player.id)]
+        tables = store.tables_of(who.player.id)
+        analysed = store.analysed_tables([t.row.id for t in tables])
+        return [summary(t).model_copy(update={"analysed": analysed.get(t.row.id)}) for t in tables]
+
+    # -- analyses ---------------------------------------------------------------------
+    @app.post(
+        "/api/tables/{table_id}/analyses",
+        status_code=202,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def request_analysis(
+        table_id: str, body: AnalysisRequest, who: Changing, response: Response
+    ) -> dict[str, Any]:
+        """Queue an analysis of the finished match at ``plies`` (docs/analysis.md); a
+        worker process makes it. An analysis as deep or deeper already made or on its
+        way is answered instead (200)."""
+        if who.player is None:
+            raise ServiceError(401, "not_signed_in", "play as a guest or sign in first")
+        table = await service.get(_check_id(table_id))
+        if table.status != "finished":
+            raise ServiceError(409, "not_finished", "a match is analysed once it is finished")
+        if isinstance(table, ChouetteTable):
+            raise ServiceError(409, "no_chouette_analysis", "a chouette is not analysed")
+        for row in store.analyses_of(table.id):
+            if row.status in ("queued", "running", "done") and row.plies >= body.plies:
+                response.status_code = 200
+                return result_json(row)
+        player = await acting(who, "analysis")
+        record = write_json(table.record())
+        row = store.queue_analysis(table.id, body.plies, player.id, record)
+        analysis_queue.enqueue(row.id, record, body.plies)
+        return result_json(row)
+
+    @app.get("/api/tables/{table_id}/analyses", responses=_errors(404))
+    async def analyses(table_id: str) -> dict[str, Any]:
+        """The match's analyses, newest first: status, progress, and once done the
+        analysis with each decision's board and better play."""
+        table = await service.get(_check_id(table_id))
+        return {"analyses": [result_json(row) for row in store.analyses_of(table.id)]}
 
     @app.get("/api/tables/{table_id}", response_model=TableView, responses=_errors(404))
     async def get_table(table_id: str, who: Auth) -> Response:

@@ -24,7 +24,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["AuthSession", "Base", "PlayerRow", "TableActionRow", "TableRow", "TableSeatRow"]
+__all__ = [
+    "AnalysisRow",
+    "AuthSession",
+    "Base",
+    "PlayerRow",
+    "TableActionRow",
+    "TableRow",
+    "TableSeatRow",
+]
 
 
 def _now() -> datetime:
@@ -116,3 +124,30 @@ class TableActionRow(Base):
     command: Mapped[dict[str, Any]] = mapped_column(JSON)
     note: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class AnalysisRow(Base):
+    """An analysis of a finished table's match (``nard.analysis``), queued by the page
+    and made by a worker process: ``status`` is ``queued``, ``running``, ``done`` or
+    ``failed``; ``done`` of ``total`` turns judged so far; ``result`` the analysis
+    (``MatchAnalysis.to_json`` with each decision's board and better play) once done."""
+
+    __tablename__ = "analyses"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    table_id: Mapped[str] = mapped_column(ForeignKey("tables.id", ondelete="CASCADE"), index=True)
+    plies: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16))
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    error: Mapped[str | None] = mapped_column(Text)
+    requested_by: Mapped[int | None] = mapped_column(ForeignKey("players.id"))
+    record: Mapped[str | None] = mapped_column(Text)
+    """The match record analysed (nard's JSON), kept so that a job lost with its worker
+    can be queued again."""
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    heartbeat: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    """When the worker making it last wrote its progress."""
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -143,6 +143,12 @@ class ContributionRequest(_Strict):
     contribution: Seed
 
 
+class AnalysisRequest(_Strict):
+    """Analyse the finished table's match at ``plies`` (0, 1 or 2; docs/analysis.md)."""
+
+    plies: int = Field(default=2, ge=0, le=2)
+
+
 class ActionRequest(_Strict):
     """One action in the caller's seat; ``seq`` (optional) is the number of actions
     the caller has seen, refused with 409 if the table moved on."""
@@ -258,6 +264,8 @@ class TableSummary(BaseModel):
     seats: list[SeatView]
     match_length: int
     created_at: str
+    analysed: int | None = None
+    """The depth (plies) of the deepest finished analysis of the match, if any."""
 
 
 class ConflictBody(ErrorBody):

@@ -77,6 +77,17 @@ class Settings:
         "Redis shared by several server processes on one database, and by their limits "
         "(e.g. redis://127.0.0.1:6379/0; default: none, one process)",
     )
+    queue_path: str = _setting(
+        "NARD_QUEUE_PATH",
+        "the SQLite file analysis jobs wait in when there is no Redis "
+        "(default: queue.db in the data directory)",
+        "",
+    )
+    analysis_workers: int = _setting(
+        "NARD_ANALYSIS_WORKERS",
+        "analysis worker processes nard serve runs itself (0: run `nard worker` instead)",
+        1,
+    )
     trust_proxy: bool = _setting(
         "NARD_TRUST_PROXY",
         "1 to take the client's address from X-Forwarded-For (only behind a proxy that sets it)",
@@ -174,6 +185,8 @@ class Settings:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{_env(name)}: must be more than 0, not {getattr(self, name)}")
+        if self.analysis_workers < 0:
+            raise ValueError(f"NARD_ANALYSIS_WORKERS: 0 or more, not {self.analysis_workers}")
         if self.engine_processes < 0:
             raise ValueError(f"NARD_ENGINE_PROCESSES: 0 or more, not {self.engine_processes}")
         if self.log_format not in ("json", "text"):

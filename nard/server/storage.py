@@ -47,7 +47,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from nard.core import NardError
-from nard.server.models import AuthSession, PlayerRow, TableActionRow, TableRow, TableSeatRow
+from nard.server.models import (
+    AnalysisRow,
+    AuthSession,
+    PlayerRow,
+    TableActionRow,
+    TableRow,
+    TableSeatRow,
+)
 
 __all__ = [
     "KEEP",
@@ -583,6 +590,108 @@ class Storage:
                 )
             )
             return [StoredTable(r, self._seats_of(s, r.id), []) for r in rows]
+
+    # -- analyses ------------------------------------------------------------
+    def queue_analysis(
+        self, table_id: str, plies: int, player_id: int | None, record: str | None = None
+    ) -> AnalysisRow:
+        """A new analysis of ``table_id`` (its match ``record``) at ``plies``, ``queued``."""
+        with self._session() as s:
+            row = AnalysisRow(
+                table_id=table_id,
+                plies=plies,
+                status="queued",
+                done=0,
+                total=0,
+                requested_by=player_id,
+                record=record,
+                created_at=datetime.now(UTC),
+            )
+            s.add(row)
+            s.flush()
+            return row
+
+    def analyses_of(self, table_id: str) -> list[AnalysisRow]:
+        """The table's analyses, newest first."""
+        with self._session() as s:
+            return list(
+                s.scalars(
+                    select(AnalysisRow)
+                    .where(AnalysisRow.table_id == table_id)
+                    .order_by(AnalysisRow.id.desc())
+                )
+            )
+
+    def analysis(self, analysis_id: int) -> AnalysisRow | None:
+        with self._session() as s:
+            return s.get(AnalysisRow, analysis_id)
+
+    def analysed_tables(self, table_ids: Sequence[str]) -> dict[str, int]:
+        """The deepest finished analysis of each of ``table_ids`` that has one (plies)."""
+        if not table_ids:
+            return {}
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(AnalysisRow.table_id, func.max(AnalysisRow.plies))
+                .where(AnalysisRow.table_id.in_(list(table_ids)), AnalysisRow.status == "done")
+                .group_by(AnalysisRow.table_id)
+            )
+            return {str(t): int(p) for t, p in rows}
+
+    def update_analysis(self, analysis_id: int, **values: Any) -> bool:
+        """Set the analysis's ``values`` (status, done, total, result, error, started_at,
+        finished_at); False when it no longer exists (its table was deleted)."""
+        allowed = {
+            "status",
+            "done",
+            "total",
+            "result",
+            "error",
+            "started_at",
+            "heartbeat",
+            "finished_at",
+        }
+        unknown = set(values) - allowed
+        if unknown:
+            raise ValueError(f"not analysis fields: {sorted(unknown)}")
+        with self._session() as s:
+            row = s.get(AnalysisRow, analysis_id)
+            if row is None:
+                return False
+            for name, value in values.items():
+                setattr(row, name, value)
+            return True
+
+    def reclaim_stale_analyses(self, before: datetime) -> list[AnalysisRow]:
+        """Analyses ``running`` with no progress written since ``before`` (their worker
+        died), set back to ``queued`` for the caller to queue again. Each row is claimed
+        by a compare-and-set, so of several workers looking at once only one gets it."""
+        claimed = []
+        with self._session() as s:
+            stale = list(
+                s.scalars(
+                    select(AnalysisRow.id).where(
+                        AnalysisRow.status == "running",
+                        or_(AnalysisRow.heartbeat.is_(None), AnalysisRow.heartbeat < before),
+                    )
+                )
+            )
+        for analysis_id in stale:
+            with self.engine.begin() as c:
+                changed = c.execute(
+                    update(AnalysisRow)
+                    .where(
+                        AnalysisRow.id == analysis_id,
+                        AnalysisRow.status == "running",
+                        or_(AnalysisRow.heartbeat.is_(None), AnalysisRow.heartbeat < before),
+                    )
+                    .values(status="queued", done=0, heartbeat=None)
+                ).rowcount
+            if changed:
+                row = self.analysis(analysis_id)
+                if row is not None:
+                    claimed.append(row)
+        return claimed
 
     def count_tables(self) -> int:
         with self.engine.connect() as c:

@@ -1,0 +1,278 @@
+"""Analysis jobs: queued by the web processes, made by worker processes (``nard worker``).
+
+The web processes never analyse: ``POST /api/tables/{id}/analyses`` stores an
+``analyses`` row (``queued``) and puts a job on a durable queue built on Huey
+(a maintained task queue): on Redis when ``NARD_REDIS_URL`` is set (several
+server processes share it), else in an SQLite file beside the database
+(``NARD_QUEUE_PATH``, default ``queue.db`` in the data directory). A worker
+takes each job, replays the match record it carries, judges it with
+:func:`nard.analysis.analyse` (writing its progress to the row as it goes) and
+stores the result, or the reason it failed. A job that dies with its worker
+(killed mid-analysis) is picked up again by a worker started later: Huey keeps
+it until a worker acknowledges it.
+
+``nard serve`` runs one worker process itself while ``NARD_ANALYSIS_WORKERS``
+is 1 (the default), so that ``make run`` needs nothing else; set it to 0 and
+run ``nard worker`` processes where the machines are.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from huey import Huey, RedisHuey, SqliteHuey
+
+from nard.core.position import Position
+
+__all__ = [
+    "AnalysisQueue",
+    "annotate",
+    "queue_for",
+    "run_worker",
+    "start_worker_process",
+]
+
+PROGRESS_EVERY = 1.0
+"""Seconds between two progress writes (heartbeats) of one job."""
+
+STALE_AFTER = 60.0
+"""Seconds without a heartbeat after which a running analysis is taken for lost."""
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    """Where the jobs wait, and the database the results go to."""
+
+    database_url: str
+    redis_url: str | None
+    queue_path: Path
+
+
+def queue_for(settings: Any) -> QueueSettings:
+    """The queue of a server's :class:`~nard.server.settings.Settings`."""
+    return QueueSettings(
+        settings.database_url,
+        settings.redis_url,
+        Path(settings.queue_path) if settings.queue_path else settings.data_dir / "queue.db",
+    )
+
+
+def _huey(where: QueueSettings) -> Huey:
+    if where.redis_url:
+        return RedisHuey("nard-analysis", url=where.redis_url, results=False)
+    where.queue_path.parent.mkdir(parents=True, exist_ok=True)
+    return SqliteHuey("nard-analysis", filename=str(where.queue_path), results=False)
+
+
+def annotate(result: dict[str, Any]) -> dict[str, Any]:
+    """Each decision of an analysis with what the page draws: ``board`` (player 0's
+    side, as the replay's steps give boards) and ``best_moves`` (the better play's
+    single moves in the mover's numbering: 25 the bar, 0 off), for checker plays."""
+    for d in result["decisions"]:
+        position = Position.from_position_id(d["position_id"])
+        # the Position ID is the decider's view, the doubler's for a take
+        viewer = 1 - d["seat"] if d["kind"] == "take" else d["seat"]
+        d["board"] = list(position if viewer == 0 else position.flip())
+        d["best_moves"] = None
+        if d["kind"] == "checker" and d["best"] and d["dice"]:
+            play = position.parse_play(d["best"], d["dice"])
+            d["best_moves"] = [[m.from_point, m.to_point] for m in play.moves]
+    return result
+
+
+class AnalysisQueue:
+    """The queue of analysis jobs and the job itself (the producer's and the worker's
+    side of one Huey instance)."""
+
+    def __init__(self, where: QueueSettings) -> None:
+        self.where = where
+        self.huey = _huey(where)
+        self._analyse = self.huey.task(name="analyse")(self._job)
+
+    def reclaim(self, storage: Any, stale_after: float = STALE_AFTER) -> int:
+        """Queue again the analyses whose worker died (see the module doc)."""
+        before = datetime.now(UTC) - timedelta(seconds=stale_after)
+        rows = storage.reclaim_stale_analyses(before)
+        for row in rows:
+            if row.record:
+                self.enqueue(row.id, row.record, row.plies)
+        return len(rows)
+
+    def enqueue(self, analysis_id: int, record_json: str, plies: int) -> None:
+        """Queue the analysis ``analysis_id`` of the record ``record_json`` (nard's JSON)."""
+        self._analyse(analysis_id, record_json, plies)
+
+    def pending(self) -> int:
+        return int(self.huey.pending_count())
+
+    def run_one(self) -> bool:
+        """Take one job and make it here (tests; workers use :func:`run_worker`)."""
+        task = self.huey.dequeue()
+        if task is None:
+            return False
+        self.huey.execute(task)
+        return True
+
+    def _job(self, analysis_id: int, record_json: str, plies: int) -> None:
+        run_job(self.where.database_url, analysis_id, record_json, plies)
+
+
+_ANALYSTS: dict[int, Any] = {}
+
+
+def run_job(database_url: str, analysis_id: int, record_json: str, plies: int) -> None:
+    """Make one analysis and store it (or why it failed) in the ``analyses`` row."""
+    from nard.analysis import Analyst, analyse
+    from nard.notation.json_record import read_json
+    from nard.server.storage import Storage
+
+    storage = Storage(database_url)
+    try:
+        if storage.analysis(analysis_id) is None:
+            return  # the table was deleted since
+        now = datetime.now(UTC)
+        storage.update_analysis(analysis_id, status="running", started_at=now, heartbeat=now)
+        last = [0.0]
+
+        def progress(done: int, total: int) -> None:
+            now = time.monotonic()
+            if now - last[0] >= PROGRESS_EVERY or done == total:
+                last[0] = now
+                storage.update_analysis(
+                    analysis_id, done=done, total=total, heartbeat=datetime.now(UTC)
+                )
+
+        try:
+            record, _ = read_json(record_json)
+            analyst = _ANALYSTS.get(plies)
+            if analyst is None:
+                analyst = _ANALYSTS[plies] = Analyst(plies)
+            result = analyse(record, plies, analyst=analyst, progress=progress)
+            storage.update_analysis(
+                analysis_id,
+                status="done",
+                result=annotate(result.to_json()),
+                finished_at=datetime.now(UTC),
+            )
+        except Exception as exc:  # a job never takes its worker down
+            storage.update_analysis(
+                analysis_id,
+                status="failed",
+                error=f"{type(exc).__name__}: {exc}",
+                finished_at=datetime.now(UTC),
+            )
+    finally:
+        storage.close()
+
+
+def run_worker(
+    where: QueueSettings,
+    workers: int = 1,
+    parent: int | None = None,
+    stale_after: float = STALE_AFTER,
+) -> None:  # pragma: no cover - runs as its own process (tests start it so)
+    """Take jobs until interrupted (SIGTERM, SIGINT) or, with ``parent``, until that
+    process is gone (the worker ``nard serve`` started for itself).
+
+    Beside the consumer a small process (spawned, so that no thread of this one is
+    ever forked with the consumer's workers) queues again the analyses lost with a
+    dead worker and watches ``parent``."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    queue = AnalysisQueue(where)
+    consumer = queue.huey.create_consumer(
+        workers=workers, worker_type="process", check_worker_health=True
+    )
+    reaper = multiprocessing.get_context("spawn").Process(
+        target=_reap_forever,
+        args=(where, stale_after, os.getpid(), parent),
+        daemon=True,
+        name="nard-analysis-reaper",
+    )
+    reaper.start()
+    consumer.run()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - someone else's process
+        return True
+    return True
+
+
+def _reap_forever(
+    where: QueueSettings, stale_after: float, consumer: int, parent: int | None
+) -> None:  # pragma: no cover - runs in its own process
+    from nard.server.storage import Storage
+
+    queue = AnalysisQueue(where)
+    storage = Storage(where.database_url)
+    every = min(15.0, stale_after)
+    last = -every
+    while _alive(consumer):
+        if parent is not None and not _alive(parent):
+            os.kill(consumer, signal.SIGTERM)
+            return
+        if time.monotonic() - last >= every:
+            last = time.monotonic()
+            try:
+                queue.reclaim(storage, stale_after)
+            except Exception as exc:  # the database may be down a while
+                print(f"nard worker: cannot reclaim lost analyses: {exc}", file=sys.stderr)
+        time.sleep(0.5)
+
+
+def start_worker_process(
+    settings: Any, log: Callable[[str], None] | None = None
+) -> subprocess.Popen[bytes]:
+    """``nard worker`` as a child of this process, with this process's settings."""
+    where = queue_for(settings)
+    command = [
+        sys.executable,
+        "-m",
+        "nard.cli.main",
+        "worker",
+        "--database-url",
+        where.database_url,
+        "--queue-path",
+        str(where.queue_path),
+        "--parent",
+        str(os.getpid()),
+    ]
+    if where.redis_url:
+        command += ["--redis-url", where.redis_url]
+    if log:
+        log(f"nard: analysis worker started ({' '.join(command[3:5])})")
+    return subprocess.Popen(command)
+
+
+def result_json(row: Any) -> dict[str, Any]:
+    """An ``analyses`` row as the API gives it."""
+    return {
+        "id": row.id,
+        "plies": row.plies,
+        "status": row.status,
+        "done": row.done,
+        "total": row.total,
+        "error": row.error,
+        "created_at": row.created_at.isoformat() if row.created_at else None,
+        "finished_at": row.finished_at.isoformat() if row.finished_at else None,
+        "result": row.result,
+    }
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))

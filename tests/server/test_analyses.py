@@ -1,0 +1,225 @@
+"""Analyses of finished matches: queued by the API, made by a worker, kept with the match."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from nard.server.jobs import AnalysisQueue, queue_for, run_job
+from tests.server.conftest import app_on, make_settings
+from tests.server.helpers import guest, new_table, play_until
+
+
+def _finished(client: TestClient, headers: dict[str, str]) -> dict[str, Any]:
+    table = play_until(client, new_table(client, headers, match_length=1), headers)
+    assert table["status"] == "finished"
+    return table
+
+
+def _queue(client: TestClient) -> AnalysisQueue:
+    queue: AnalysisQueue = client.app.state.analysis_queue  # type: ignore[attr-defined]
+    return queue
+
+
+def test_an_analysis_is_queued_made_by_a_worker_and_kept(client: TestClient) -> None:
+    headers = guest(client)
+    table = _finished(client, headers)
+    url = f"/api/tables/{table['id']}/analyses"
+    assert client.get(url).json() == {"analyses": []}
+    response = client.post(url, json={"plies": 0}, headers=headers)
+    assert response.status_code == 202, response.text
+    queued = response.json()
+    assert queued["status"] == "queued" and queued["plies"] == 0 and queued["result"] is None
+    # the web process made nothing: the job waits for a worker
+    assert _queue(client).pending() == 1
+    assert client.get(url).json()["analyses"][0]["status"] == "queued"
+    assert _queue(client).run_one()
+    done = client.get(url).json()["analyses"][0]
+    assert done["status"] == "done" and done["done"] == done["total"] > 0
+    result = done["result"]
+    names = [p["name"] for p in result["players"]]
+    assert names == [s["name"] for s in table["seats"]]
+    checker = [d for d in result["decisions"] if d["kind"] == "checker"]
+    assert checker and all(len(d["board"]) == 26 for d in checker)
+    assert all(d["best_moves"] for d in checker)
+    # asking again at that depth or shallower answers the same analysis
+    again = client.post(url, json={"plies": 0}, headers=headers)
+    assert again.status_code == 200 and again.json()["id"] == queued["id"]
+    # deeper is a new job
+    deeper = client.post(url, json={"plies": 1}, headers=headers)
+    assert deeper.status_code == 202 and deeper.json()["id"] != queued["id"]
+    mine = client.get("/api/my-tables").json()
+    assert next(t for t in mine if t["id"] == table["id"])["analysed"] == 0
+
+
+def test_a_decision_board_is_a_replay_step(client: TestClient) -> None:
+    """Each checker decision's board (player 0's side) and dice are those of a replay
+    step of its game: the page steps the board to it."""
+    headers = guest(client)
+    table = _finished(client, headers)
+    url = f"/api/tables/{table['id']}/analyses"
+    client.post(url, json={"plies": 0}, headers=headers)
+    _queue(client).run_one()
+    result = client.get(url).json()["analyses"][0]["result"]
+    steps = client.get(f"/api/tables/{table['id']}/replay").json()["steps"]
+    for d in result["decisions"]:
+        if d["kind"] != "checker":
+            continue
+        found = [
+            s
+            for s in steps
+            if s["game"] == d["game"]
+            and s["board"] == d["board"]
+            and s["dice"]
+            and sorted(s["dice"]) == sorted(d["dice"])
+        ]
+        assert found, d
+
+
+def test_only_a_finished_match_is_analysed(client: TestClient) -> None:
+    headers = guest(client)
+    table = new_table(client, headers, match_length=3)
+    url = f"/api/tables/{table['id']}/analyses"
+    response = client.post(url, json={"plies": 0}, headers=headers)
+    assert response.status_code == 409 and response.json()["error"]["code"] == "not_finished"
+    assert client.post(url, json={"plies": 3}, headers=headers).status_code == 422
+    assert client.post(url, json={"plies": 0, "x": 1}, headers=headers).status_code == 422
+    assert client.post("/api/tables/nope/analyses", json={}, headers=headers).status_code == 404
+    anonymous = TestClient(client.app)
+    assert anonymous.post(url, json={"plies": 0}).status_code in (401, 403)
+
+
+def test_a_failed_job_says_why(client: TestClient) -> None:
+    headers = guest(client)
+    table = _finished(client, headers)
+    storage = client.app.state.storage  # type: ignore[attr-defined]
+    row = storage.queue_analysis(table["id"], 0, None)
+    settings = client.app.state.settings  # type: ignore[attr-defined]
+    run_job(settings.database_url, row.id, '{"not": "a record"}', 0)
+    failed = storage.analysis(row.id)
+    assert failed.status == "failed" and failed.error and failed.result is None
+
+
+def _worker(url: str, queue_path: Path, *extra: str) -> subprocess.Popen[bytes]:
+    command = [
+        sys.executable,
+        "-m",
+        "nard.cli.main",
+        "worker",
+        "--database-url",
+        url,
+        "--queue-path",
+        str(queue_path),
+        *extra,
+    ]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    return subprocess.Popen(command, env=env, start_new_session=True)
+
+
+def _wait_for(client: TestClient, url: str, wanted: set[str], limit: float = 180) -> dict[str, Any]:
+    deadline = time.monotonic() + limit
+    row: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        row = client.get(url).json()["analyses"][0]
+        if row["status"] in wanted:
+            return row
+        time.sleep(0.1)
+    raise AssertionError(f"the analysis stayed {row.get('status')!r}")
+
+
+def test_a_job_lost_with_a_killed_worker_is_made_by_the_next(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """``nard worker`` as its own process: the job queued while no worker runs is
+    taken once one starts; that worker killed mid-analysis (SIGKILL, nothing cleaned
+    up), the next worker reclaims the job and makes it."""
+    app, storage = app_on(sqlite_url, tmp_path)
+    with TestClient(app) as client:
+        headers = guest(client)
+        table = play_until(client, new_table(client, headers, match_length=3), headers)
+        url = f"/api/tables/{table['id']}/analyses"
+        assert client.post(url, json={"plies": 2}, headers=headers).status_code == 202
+        where = queue_for(make_settings(sqlite_url, tmp_path))
+        first = _worker(sqlite_url, where.queue_path)
+        try:
+            running = _wait_for(client, url, {"running", "done"})
+            assert running["status"] == "running"
+        finally:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait(timeout=30)
+        assert client.get(url).json()["analyses"][0]["status"] == "running"  # left behind
+        second = _worker(sqlite_url, where.queue_path, "--stale-after", "2")
+        try:
+            done = _wait_for(client, url, {"done", "failed"})
+            assert done["status"] == "done", done["error"]
+            assert done["result"]["plies"] == 2
+        finally:
+            os.killpg(second.pid, signal.SIGTERM)
+            second.wait(timeout=30)
+    storage.close()
+
+
+@pytest.mark.parametrize("plies", [0])
+def test_the_queue_survives_the_web_process(sqlite_url: str, tmp_path: Path, plies: int) -> None:
+    """The queue is durable: a job queued by one app is there for a worker after the
+    app has gone."""
+    app, storage = app_on(sqlite_url, tmp_path)
+    with TestClient(app) as client:
+        headers = guest(client)
+        table = _finished(client, headers)
+        client.post(f"/api/tables/{table['id']}/analyses", json={"plies": plies}, headers=headers)
+    storage.close()
+    queue = AnalysisQueue(queue_for(make_settings(sqlite_url, tmp_path)))
+    assert queue.pending() == 1 and queue.run_one()
+    app, storage = app_on(sqlite_url, tmp_path)
+    with TestClient(app) as client:
+        rows = client.get(f"/api/tables/{table['id']}/analyses").json()["analyses"]
+        assert rows[0]["status"] == "done"
+    storage.close()
+
+
+def test_nard_serve_runs_a_worker_of_its_own_and_takes_it_down(tmp_path: Path) -> None:
+    """With the embedded defaults (SQLite, no Redis) ``nard serve`` runs one analysis
+    worker itself: an analysis asked of the page is made with nothing else running;
+    the server killed, its worker goes too."""
+    import httpx2 as httpx
+
+    from tests.server.servers import ServerProcess
+
+    env = {"NARD_DATA_DIR": str(tmp_path), "NARD_ENGINE_PROCESSES": "0", "NARD_LIMITS": ""}
+    with ServerProcess(env, tmp_path / "server.log") as server:
+        server.start()
+        with httpx.Client(base_url=server.url, timeout=30) as http:
+            answer = http.post("/api/guest", json={"name": "ann"})
+            headers = {"X-CSRF-Token": answer.json()["csrf_token"]}
+            body = {"opponent": "computer", "level": "expert", "match_length": 1}
+            table = http.post("/api/tables", json=body, headers=headers).json()
+            table = http.post(
+                f"/api/tables/{table['id']}/seed", json={"contribution": "x"}, headers=headers
+            ).json()
+            while table["status"] == "playing" and table["to_act"] == table["you"]:
+                from tests.server.helpers import simple_command
+
+                table = http.post(
+                    f"/api/tables/{table['id']}/actions",
+                    json=simple_command(table),
+                    headers=headers,
+                ).json()
+            url = f"/api/tables/{table['id']}/analyses"
+            assert http.post(url, json={"plies": 0}, headers=headers).status_code == 202
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                row = http.get(url).json()["analyses"][0]
+                if row["status"] in ("done", "failed"):
+                    break
+                time.sleep(0.2)
+            assert row["status"] == "done", server.log_tail()
+        assert server.kill() == []  # no worker left behind
