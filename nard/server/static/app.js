@@ -326,6 +326,10 @@ async function tableView(id) {
   let hint = null;
   let replayAt = null; // a step of the replay viewer, or null for the live game
   let steps = null;
+  let analyses = null; // the table's analyses (newest first), once asked for
+  let analysisTimer = null; // polls an analysis on its way
+  let analysisMark = null; // {step, decision}: a decision of the analysis shown on the board
+  let analysisPlies = 2;
   let contributionDraft = randomContribution(); // made here, after the commitment was shown
   let deadlineTimer = null;
   let lastPlay = null; // {index (in the game's history), from: [place], to: [place]}
@@ -681,6 +685,7 @@ async function tableView(id) {
     let onDice = null;
     let marks = null;
     let slides = null;
+    let suggest = null;
     // Between turns the last roll stays on its side, dimmed: the computer's and the opponent's too.
     const last = game && game.history.length ? game.history[game.history.length - 1] : null;
     if (game && !dice && last && last.kind === "move" && last.dice) {
@@ -697,6 +702,13 @@ async function tableView(id) {
       owner = step.cube_owner;
       off = [step.off[viewer()], step.off[1 - viewer()]];
       marks = null;
+      // A decision of the analysis: its better play drawn on the board.
+      const d = analysisMark && analysisMark.step === replayAt ? analysisMark.decision : null;
+      if (d && d.best_moves) {
+        const mine = d.seat === viewer();
+        const place = (p, to) => (p === 25 ? (mine ? "bar" : "their-bar") : p === 0 && to ? (mine ? "off" : "their-off") : mine ? p : 25 - p);
+        suggest = { from: d.best_moves.map((m) => place(m[0], false)), to: d.best_moves.map((m) => place(m[1], true)) };
+      }
     } else if (animation) {
       const frame = animation.frames[animation.k];
       board = frame.board;
@@ -725,6 +737,7 @@ async function tableView(id) {
         diceUsed,
         onDice,
         marks,
+        suggest,
         slides,
         cube: game && game.cube_in_play ? { value: cube } : null,
         cubeOwnerIsMe: owner === null ? null : owner === viewer(),
@@ -842,6 +855,8 @@ async function tableView(id) {
     if (replayAt !== null && steps) {
       // Replaying: the step's own caption (kept on every render, not set once beside it).
       status.replaceChildren(h("p", { id: "replay-text", text: caption(steps[replayAt]) }));
+      const d = analysisMark && analysisMark.step === replayAt ? analysisMark.decision : null;
+      if (d) status.append(h("p", { id: "analysis-note", class: `skill-${d.skill || "none"}` }, decisionText(d)));
       return;
     }
     const lines = [];
@@ -988,10 +1003,134 @@ async function tableView(id) {
       h("select", { id: "digits", onchange: (e) => { localStorage.setItem("nard.digits", e.target.value); render(); } },
         h("option", { value: "latin", selected: !nativeDigits(), text: "123" }),
         h("option", { value: "native", selected: nativeDigits(), text: language() === "fa" ? "۱۲۳" : "١٢٣" })));
-    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", orientation, swap, speed, auto, digits || "", fair, downloads);
+    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", analysisSection(), orientation, swap, speed, auto, digits || "", fair, downloads);
     // The newest entry in view, unless the player scrolled back to read.
     if (following) historyList.scrollTop = historyList.scrollHeight;
     else historyList.scrollTop = scrolled.scrollTop;
+  }
+
+  // -- analysis: queued on the server, made by a worker, shown here ---------------
+  function analysisSection() {
+    if (table.status !== "finished" || isChouette()) return "";
+    if (analyses === null) { loadAnalyses(); return h("section", { id: "analysis" }, h("h3", { text: t("analysis") })); }
+    const latest = analyses[0] || null;
+    const done = analyses.find((a) => a.status === "done") || null;
+    const parts = [h("h3", { text: t("analysis") })];
+    if (latest && (latest.status === "queued" || latest.status === "running")) {
+      const text = latest.status === "queued" ? t("analysis_queued") : t("analysis_running", { done: num(latest.done), total: num(latest.total || 0) });
+      parts.push(h("p", { id: "analysis-progress", "aria-live": "polite" }, text,
+        h("progress", { max: latest.total || 1, value: latest.done || 0 })));
+    } else if (latest && latest.status === "failed") {
+      parts.push(h("p", { id: "analysis-failed", class: "error", text: t("analysis_failed") }));
+    }
+    if (done) parts.push(analysisReport(done));
+    const busy = latest && (latest.status === "queued" || latest.status === "running");
+    if (!busy && (!done || done.plies < 2)) {
+      const choices = [0, 1, 2].filter((p) => !done || p > done.plies);
+      if (!choices.includes(analysisPlies)) analysisPlies = choices[choices.length - 1];
+      parts.push(h("p", { class: "analyse" },
+        h("select", { id: "analysis-plies", "aria-label": t("analysis_depth"), onchange: (e) => { analysisPlies = Number(e.target.value); } },
+          ...choices.map((p) => h("option", { value: p, selected: p === analysisPlies, text: t("plies", { n: num(p) }) }))),
+        " ",
+        h("button", { "data-action": "analyse", onclick: requestAnalysis, text: t(done ? "analyse_deeper" : "analyse") })));
+    }
+    return h("section", { id: "analysis" }, ...parts);
+  }
+
+  async function loadAnalyses() {
+    try {
+      analyses = (await api("GET", `/api/tables/${table.id}/analyses`)).analyses;
+      const latest = analyses[0];
+      clearTimeout(analysisTimer);
+      if (latest && (latest.status === "queued" || latest.status === "running")) analysisTimer = setTimeout(loadAnalyses, 1000);
+      render();
+    } catch (error) { showError(error); }
+  }
+
+  async function requestAnalysis() {
+    try {
+      await ensureGuest();
+      await api("POST", `/api/tables/${table.id}/analyses`, { plies: analysisPlies });
+      await loadAnalyses();
+    } catch (error) { showError(error); }
+  }
+
+  function analysisReport(done) {
+    const result = done.result;
+    const [a, b] = result.players;
+    const money = !result.match_length;
+    const fixed = (v, digits = 1) => num(v.toFixed(digits));
+    const outcome = (v) => (money ? fixed(v, 2) : `${fixed(100 * v)}%`);
+    const rows = [
+      ["analysis_unforced", (p) => num(p.unforced_moves)],
+      ["analysis_checker_rate", (p) => fixed(p.checker_error_rate)],
+      ["analysis_cube_rate", (p) => fixed(p.cube_error_rate)],
+      ["analysis_error_rate", (p) => fixed(p.error_rate)],
+      ["analysis_pr", (p) => fixed(p.pr)],
+      ["analysis_luck", (p) => fixed(p.luck, 2)],
+      ["analysis_luck_adjusted", (p) => outcome(p.luck_adjusted_result)],
+    ];
+    if (!money) rows.push(["analysis_rating", (p) => (p.rating === null ? "—" : num(p.rating))]);
+    const figures = h("table", { id: "analysis-figures" },
+      h("tr", {}, h("th", { text: t("plies", { n: num(done.plies) }) }), h("th", {}, h("bdi", { text: seatName(0) })), h("th", {}, h("bdi", { text: seatName(1) }))),
+      ...rows.map(([key, value]) => h("tr", {}, h("td", { text: t(key) }), h("td", { text: value(a) }), h("td", { text: value(b) }))));
+    const graphs = result.games.map((g) => h("figure", { class: "equity-graph" },
+      equityGraph(g, money), h("figcaption", { text: t("analysis_game", { n: g.number, name: seatName(0) }) })));
+    const marked = result.decisions.filter((d) => d.skill && d.counted);
+    const errors = h("ol", { id: "analysis-errors" }, ...marked.map((d) => h("li", {},
+      h("button", { class: `skill-${d.skill}`, "data-game": d.game, onclick: () => showDecision(d) }, decisionText(d)))));
+    return h("div", { id: "analysis-report" }, figures, ...graphs,
+      h("h4", { text: t("analysis_errors", { n: num(marked.length) }) }), marked.length ? errors : h("p", { text: t("analysis_no_errors") }));
+  }
+
+  // Player 0's equity after every play of a game: match winning chances, or points.
+  function equityGraph(game, money) {
+    const W = 240; const H = 70;
+    const svgEl = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svgEl.setAttribute("viewBox", `0 0 ${W} ${H}`);
+    svgEl.setAttribute("class", "graph");
+    svgEl.setAttribute("role", "img");
+    svgEl.setAttribute("aria-label", t("analysis_graph"));
+    const pts = game.graph;
+    if (!pts.length) return svgEl;
+    const last = Math.max(1, ...pts.map((p) => p[0]));
+    const top = money ? Math.max(1, ...pts.map((p) => Math.abs(p[1]))) : 1;
+    const lo = money ? -top : 0;
+    const y = (v) => H - 4 - (H - 8) * (v - lo) / ((money ? top : 1) - lo);
+    const line = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
+    line.setAttribute("points", pts.map((p) => `${(4 + (W - 8) * p[0] / last).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" "));
+    line.setAttribute("class", "equity");
+    const mid = document.createElementNS("http://www.w3.org/2000/svg", "line");
+    mid.setAttribute("x1", 4); mid.setAttribute("x2", W - 4);
+    mid.setAttribute("y1", y(money ? 0 : 0.5)); mid.setAttribute("y2", y(money ? 0 : 0.5));
+    mid.setAttribute("class", "even");
+    svgEl.append(mid, line);
+    return svgEl;
+  }
+
+  // A decision as a line: who, the roll, what was played, the better play, the loss.
+  function decisionText(d) {
+    const who = seatName(d.seat);
+    const loss = num(d.error.toFixed(3));
+    if (d.kind === "checker") {
+      return t("analysis_checker_line", { who, dice: ltr(d.dice.join("-")), played: ltr(d.played), best: ltr(d.best), loss, skill: t(`skill_${d.skill}`) });
+    }
+    return t("analysis_cube_line", { who, played: t(`cube_${d.played.toLowerCase().replace(/ /g, "_")}`), best: t(`cube_${d.best.toLowerCase().replace(/ /g, "_")}`), loss, skill: t(`skill_${d.skill}`) });
+  }
+
+  // Step the board to a decision: the replay step that shows its position.
+  async function showDecision(d) {
+    try {
+      if (!steps) steps = (await api("GET", `/api/tables/${table.id}/replay`)).steps;
+      const same = (s) => s.game === d.game && s.board.length === d.board.length && s.board.every((n, i) => n === d.board[i]);
+      let index = -1;
+      if (d.kind === "checker") index = steps.findIndex((s) => same(s) && s.dice && [...s.dice].sort().join() === [...d.dice].sort().join());
+      if (index < 0) index = steps.findIndex(same);
+      if (index < 0) return;
+      replayAt = index;
+      analysisMark = { step: index, decision: d };
+      render();
+    } catch (error) { showError(error); }
   }
 
   async function stepReplay(delta) {
@@ -1036,6 +1175,8 @@ async function archiveView() {
   const rows = tables.map((table) => h("li", {},
     h("a", { href: `/play/${table.id}`, "data-link": true, text: `${table.seats.map(playerName).join(" — ")}` }),
     ` · ${table.match_length ? t("match_to", { n: table.match_length }) : t("money")} · ${t(`status_${table.status}`)} · `,
+    table.analysed !== null && table.analysed !== undefined ? h("a", { href: `/play/${table.id}`, "data-link": true, class: "analysed", text: t("archive_analysed", { n: table.analysed }) }) : "",
+    table.analysed !== null && table.analysed !== undefined ? " · " : "",
     h("bdi", { dir: "ltr", class: "date", text: table.created_at.slice(0, 16).replace("T", " ") })));
   main().replaceChildren(h("section", { class: "card" }, h("h2", { text: t("nav_archive") }), rows.length ? h("ul", { id: "archive" }, ...rows) : h("p", { text: t("archive_empty") })));
   if (me && !me.guest) main().append(passwordForm());

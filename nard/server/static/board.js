@@ -268,7 +268,8 @@ export function drawBoard(svg, state) {
   //         off: [mine, theirs], dice, diceMine, diceUsed, onDice(), cube,
   //         cubeOwnerIsMe (true/false/null), selected, targets, onPoint(point),
   //         marks: {from: [place], to: [place]} (the last play), slides:
-  //         [{place, from: {x, y}, ms}] (checkers on their way to a place), labels}
+  //         [{place, from: {x, y}, ms}] (checkers on their way to a place), labels,
+  //         suggest: {from: [place], to: [place]} (a play to show on the board before it)}
   svg.replaceChildren();
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   const homeRight = state.homeRight;
@@ -349,7 +350,6 @@ export function drawBoard(svg, state) {
 
 // The last play: a faint ring where each checker left, a bright one on where it went.
 function drawMarks(svg, state) {
-  if (!state.marks) return;
   const count = (place) => {
     if (place === "bar") return state.board[25];
     if (place === "their-bar") return -state.board[0];
@@ -357,6 +357,27 @@ function drawMarks(svg, state) {
     if (place === "their-off") return state.off[1];
     return Math.abs(state.board[place]);
   };
+  // A suggested play on the board before it (the analysis's better play): the
+  // checkers to move ringed, the spots they go to drawn as ghosts.
+  if (state.suggest) {
+    const added = new Map();
+    for (const place of state.suggest.from) {
+      const k = (added.get(place) || 0) + 1;
+      added.set(place, k);
+      const spot = checkerSpot(place, Math.max(0, count(place) - k), state.homeRight);
+      el("circle", { cx: spot.x, cy: spot.y, r: R + 2, class: "suggest-from", "data-place": place }, svg);
+    }
+    const arriving = new Map();
+    for (const place of state.suggest.to) {
+      if (place === "off" || place === "their-off") continue;
+      const k = arriving.get(place) || 0;
+      arriving.set(place, k + 1);
+      const own = Math.max(0, state.board[place] ?? 0) > 0 || place === "bar" ? count(place) : 0;
+      const spot = checkerSpot(place, own + k, state.homeRight);
+      el("circle", { cx: spot.x, cy: spot.y, r: R - 4, class: "suggest-to", "data-place": place }, svg);
+    }
+  }
+  if (!state.marks) return;
   for (const place of new Set(state.marks.from)) {
     const spot = checkerSpot(place, count(place), state.homeRight);
     el("circle", { cx: spot.x, cy: spot.y, r: R - 4, class: "ghost", "data-place": place }, svg);
