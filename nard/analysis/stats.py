@@ -110,7 +110,7 @@ def mwc_of(ctx: CubeContext) -> tuple[float, float]:
 
     >>> win, lose = mwc_of(CubeContext(match_length=7, score=(0, 0)))
     >>> round(win, 4), round(lose, 4)
-    (0.5779, 0.4221)
+    (0.5626, 0.4374)
     """
     met = ctx.met
     away0, away1 = ctx.away

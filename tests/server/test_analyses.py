@@ -223,3 +223,23 @@ def test_nard_serve_runs_a_worker_of_its_own_and_takes_it_down(tmp_path: Path) -
                 time.sleep(0.2)
             assert row["status"] == "done", server.log_tail()
         assert server.kill() == []  # no worker left behind
+
+
+def test_with_redis_the_jobs_wait_in_redis(redis_url: str, sqlite_url: str, tmp_path: Path) -> None:
+    """Several server processes share Redis: their analysis jobs wait there, for any
+    worker that reaches it."""
+    settings = make_settings(sqlite_url, tmp_path, redis_url=redis_url)
+    where = queue_for(settings)
+    producer = AnalysisQueue(where)
+    producer.huey.flush()
+    app, storage = app_on(sqlite_url, tmp_path)
+    with TestClient(app) as client:
+        headers = guest(client)
+        table = _finished(client, headers)
+    row = storage.queue_analysis(table["id"], 0, None, '{"bad": 1}')
+    producer.enqueue(row.id, '{"bad": 1}', 0)
+    assert producer.pending() == 1
+    assert AnalysisQueue(where).run_one()  # another process's queue on the same Redis
+    made = storage.analysis(row.id)
+    assert made is not None and made.status == "failed"  # made, and its fault kept
+    storage.close()
