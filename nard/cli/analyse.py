@@ -6,12 +6,11 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import TextIO
 
-from nard.core.errors import InvalidRecordError, NardError
+from nard.core.errors import NardError
 
 __all__ = ["add_arguments", "cmd_analyse"]
 
@@ -73,22 +72,11 @@ class _Bar:
         self.out.flush()
 
 
-def _write(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".nard-analysis-")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InvalidRecordError(f"cannot write {path!r}: {exc.strerror}") from None
-
-
 def cmd_analyse(args: argparse.Namespace) -> int:
     """Run ``nard analyse`` with parsed ``args``."""
     from nard.analysis import analyse
     from nard.analysis.report import html_report, text_report
-    from nard.cli.records import load_record
+    from nard.cli.records import load_record, write_file
 
     if args.jobs < 0:
         raise NardError(f"--jobs {args.jobs}: give 1 or more (0: one per core)")
@@ -105,7 +93,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         progress=_Bar(sys.stderr) if show else None,
     )
     if args.html:
-        _write(args.html, html_report(result))
+        write_file(args.html, html_report(result))
     if args.json:
         print(json.dumps(result.to_json()))
     else:

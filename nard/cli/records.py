@@ -14,7 +14,15 @@ from nard.match.verify import verify_record
 from nard.notation.json_record import DiceCommitment, read_json, write_json
 from nard.notation.records import MatchRecord
 
-__all__ = ["FORMATS", "cmd_export", "cmd_replay", "cmd_verify", "load_record", "write_record"]
+__all__ = [
+    "FORMATS",
+    "cmd_export",
+    "cmd_replay",
+    "cmd_verify",
+    "load_record",
+    "write_file",
+    "write_record",
+]
 
 FORMATS = ("mat", "sgf", "json")
 
@@ -123,6 +131,19 @@ def cmd_verify(path: str) -> int:
     return 1
 
 
+def write_file(target: str, text: str) -> None:
+    """Write ``text`` beside ``target`` and rename it there: an interrupted write never
+    leaves a half-written file in place of a good one."""
+    directory = os.path.dirname(os.path.abspath(target))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".nard-write-")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise InvalidRecordError(f"cannot write {target!r}: {exc.strerror}") from None
+
+
 def cmd_export(source: str, target: str, to: str | None) -> int:
     record, dice = load_record(source)
     replayed = replay(record)  # never write out a record the rules reject
@@ -131,16 +152,6 @@ def cmd_export(source: str, target: str, to: str | None) -> int:
     for note in replayed.notes:
         print(f"note: {note}")
     fmt = to or _format_of(Path(target))
-    text = _render(record, fmt, dice)
-    # Write beside the target and rename: an interrupted export never leaves a
-    # half-written file in place of a good one.
-    directory = os.path.dirname(os.path.abspath(target))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".nard-export-")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise InvalidRecordError(f"cannot write {target!r}: {exc.strerror}") from None
+    write_file(target, _render(record, fmt, dice))
     print(f"wrote {target} ({fmt}, {len(record.games)} games)")
     return 0

@@ -23,13 +23,17 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
     for spec in SETTINGS:
         default = defaults[spec.name]
         shown = "" if default in ("", None) or spec.name == "data_dir" else f"; default {default}"
-        parser.add_argument(
-            "--" + spec.name.replace("_", "-"),
-            dest=spec.name,
-            default=None,
-            metavar=spec.env,
-            help=f"{spec.help} [{spec.env}{shown}]",
-        )
+        _option(parser, spec, shown)
+
+
+def _option(parser: argparse.ArgumentParser, spec: Any, shown: str = "") -> None:
+    parser.add_argument(
+        "--" + spec.name.replace("_", "-"),
+        dest=spec.name,
+        default=None,
+        metavar=spec.env,
+        help=f"{spec.help} [{spec.env}{shown}]",
+    )
 
 
 def add_worker_options(parser: argparse.ArgumentParser) -> None:
@@ -38,13 +42,7 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
 
     for spec in SETTINGS:
         if spec.name in ("database_url", "data_dir", "redis_url", "queue_path"):
-            parser.add_argument(
-                "--" + spec.name.replace("_", "-"),
-                dest=spec.name,
-                default=None,
-                metavar=spec.env,
-                help=f"{spec.help} [{spec.env}]",
-            )
+            _option(parser, spec)
     parser.add_argument(
         "--workers", type=int, default=1, metavar="N", help="analyses made at once (default 1)"
     )

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -17,6 +20,28 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, sync_playwright
 
 CHROMIUM = os.environ.get("NARD_CHROMIUM", "/usr/bin/chromium")
+
+
+@contextmanager
+def served(app: Any) -> Iterator[str]:
+    """``app`` served by uvicorn in a thread on a free port: its base URL."""
+    import uvicorn
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 def require_browser() -> None:

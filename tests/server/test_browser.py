@@ -11,9 +11,6 @@ import itertools
 import json
 import random
 import re
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +33,7 @@ from tests.server.browser import (
     play_by_double_clicks,
     play_by_drags,
     require_browser,
+    served,
     settle,
     start_as_guest,
     take_turn,
@@ -47,8 +45,6 @@ from tests.server.conftest import NO_LIMITS
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The app served by uvicorn on a free port, for this module's tests."""
     require_browser()
-    import uvicorn
-
     folder = tmp_path_factory.mktemp("server")
     url = f"sqlite:///{folder / 'nard.db'}"
     rng = random.Random(11)
@@ -58,19 +54,8 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         storage,
         server_seeds=lambda: rng.randbytes(32),
     )
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with served(app) as base:
+        yield base
     storage.close()
 
 

@@ -5,7 +5,6 @@ the better play drawn."""
 from __future__ import annotations
 
 import random
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from tests.server.browser import (
     match_against_the_computer,
     new_page,
     require_browser,
+    served,
     take_turn,
 )
 from tests.server.conftest import NO_LIMITS
@@ -32,8 +32,6 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The app on uvicorn in a thread, and a worker thread taking its analysis jobs
     (the web process itself never analyses)."""
     require_browser()
-    import uvicorn
-
     folder = tmp_path_factory.mktemp("server")
     url = f"sqlite:///{folder / 'nard.db'}"
     rng = random.Random(5)
@@ -53,20 +51,9 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 time.sleep(0.1)
 
     threading.Thread(target=work, daemon=True).start()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
+    with served(app) as base:
+        yield base
     stop.set()
-    server.should_exit = True
-    thread.join(timeout=10)
     storage.close()
 
 
