@@ -295,7 +295,50 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if state.game_state is GameState.PLAYING and state.resignation is Resignation.NONE:
         print(XgidRecord(pos, state).to_xgid())
     _print_race_counts(pos)
+    _print_bearoff(pos)
     return 0
+
+
+EPC_PER_ROLL = 49 / 6
+"""Pips an average roll is worth (8.167): Walter Trice's effective pip count is the
+expected number of rolls to bear off times this (gnubg's ``show bearoff`` too)."""
+
+
+def _print_bearoff(pos: Position) -> None:
+    """The bear-off database's figures for each side with every checker home: the
+    expected rolls to bear off, the effective pip count and wastage, the chance of
+    finishing in n rolls; in a pure bear-off race the database's probabilities."""
+    from nard.engine.bearoff import BearoffDatabase, NotBearoffError, home_checkers, is_bearoff
+
+    sides = []
+    for label, opponent in (("side on roll", False), ("opponent", True)):
+        try:
+            sides.append((label, home_checkers(pos, opponent=opponent), opponent))
+        except NotBearoffError:
+            continue
+    if not sides:
+        return
+    db = BearoffDatabase.load()
+    pips = pos.pip_counts()
+    print("Bear-off database (one-sided, each roll played to bear off soonest):")
+    for label, side, opponent in sides:
+        rolls = db.expected_rolls(side)
+        epc = rolls * EPC_PER_ROLL
+        dist = db.distribution(side)
+        shown = ", ".join(
+            f"{n}: {100 * float(p):.1f}%" for n, p in enumerate(dist) if n and float(p) >= 0.0005
+        )
+        print(
+            f"  {label:<12} {rolls:.3f} rolls, EPC {epc:.1f} "
+            f"(pips {pips[int(opponent)]}, wastage {epc - pips[int(opponent)]:.1f}); "
+            f"done in {shown}"
+        )
+    if is_bearoff(pos):
+        win, wg, _wbg, lg, _lbg = db.probabilities(pos)
+        print(
+            f"  race: side on roll wins {100 * win:.2f}% (gammons {100 * wg:.2f}%), "
+            f"loses {100 * (1 - win):.2f}% (gammons {100 * lg:.2f}%)"
+        )
 
 
 def _print_race_counts(pos: Position) -> None:

@@ -152,3 +152,20 @@ def test_met_prints_the_match_equity_table(capsys: pytest.CaptureFixture[str]) -
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split() == ["away", "1", "2", "3"] and lines[2].split()[1] == "50.0"
     assert main(["met", "--away", "0"]) == 2
+
+
+def test_show_gives_the_bearoff_database_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    """#29: the bear-off database's figures for a position (each side home)."""
+    from nard.core import Position
+
+    race = Position.from_points({1: 1}, {6: 2})
+    assert main(["show", race.position_id()]) == 0
+    out = capsys.readouterr().out
+    assert "side on roll 1.000 rolls, EPC 8.2 (pips 1, wastage 7.2); done in 1: 100.0%" in out
+    assert "race: side on roll wins 100.00%" in out
+    contact = Position.from_points({1: 1, 13: 1}, {6: 2})  # one side still outside
+    assert main(["show", contact.position_id()]) == 0
+    out = capsys.readouterr().out
+    assert "  opponent " in out and "side on roll" not in out.split("Bear-off")[1]
+    assert main(["show", Position().position_id()]) == 0
+    assert "Bear-off" not in capsys.readouterr().out
