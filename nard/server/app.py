@@ -77,6 +77,7 @@ from nard.server.schemas import (
     Me,
     NewTableRequest,
     PasswordRequest,
+    RolloutRequest,
     SeatView,
     TableSummary,
     TableView,
@@ -765,6 +766,36 @@ def create_app(
         row = store.queue_analysis(table.id, body.plies, player.id, record)
         analysis_queue.enqueue(row.id, record, body.plies)
         return result_json(row)
+
+    @app.post(
+        "/api/tables/{table_id}/rollouts",
+        status_code=202,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def request_rollout(table_id: str, body: RolloutRequest, who: Changing) -> dict[str, Any]:
+        """Queue a rollout of the caller's decision (the plays of its roll, or the cube
+        before it rolls) at a table against the computer; a worker makes it."""
+        if who.player is None:
+            raise ServiceError(401, "not_signed_in", "play as a guest or sign in first")
+        player = await acting(who, "analysis")
+        table_id = _check_id(table_id)
+        payload = await service.rollout_request(table_id, player, body.trials)
+        row = store.queue_analysis(table_id, 0, player.id, payload, kind="rollout")
+        analysis_queue.enqueue(row.id, payload, 0, "rollout")
+        return result_json(row)
+
+    @app.get("/api/tables/{table_id}/rollouts", responses=_errors(404))
+    async def rollouts(table_id: str, who: Auth) -> dict[str, Any]:
+        """The caller's rollouts at this table, newest first."""
+        table = await service.get(_check_id(table_id))
+        if who.player is None:
+            return {"rollouts": []}
+        rows = store.analyses_of(table.id, "rollout", who.player.id)
+        return {
+            "rollouts": [
+                result_json(row) | {"request": json.loads(row.record or "null")} for row in rows
+            ]
+        }
 
     @app.get("/api/tables/{table_id}/analyses", responses=_errors(404))
     async def analyses(table_id: str) -> dict[str, Any]:

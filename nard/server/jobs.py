@@ -106,12 +106,13 @@ class AnalysisQueue:
         rows = storage.reclaim_stale_analyses(before)
         for row in rows:
             if row.record:
-                self.enqueue(row.id, row.record, row.plies)
+                self.enqueue(row.id, row.record, row.plies, row.kind)
         return len(rows)
 
-    def enqueue(self, analysis_id: int, record_json: str, plies: int) -> None:
-        """Queue the analysis ``analysis_id`` of the record ``record_json`` (nard's JSON)."""
-        self._analyse(analysis_id, record_json, plies)
+    def enqueue(self, analysis_id: int, payload: str, plies: int, kind: str = "match") -> None:
+        """Queue the job ``analysis_id``: the analysis of the record ``payload`` (nard's
+        JSON), or with ``kind`` ``rollout`` the rollout ``payload`` asks for."""
+        self._analyse(analysis_id, payload, plies, kind)
 
     def pending(self) -> int:
         return int(self.huey.pending_count())
@@ -124,15 +125,17 @@ class AnalysisQueue:
         self.huey.execute(task)
         return True
 
-    def _job(self, analysis_id: int, record_json: str, plies: int) -> None:
-        run_job(self.where.database_url, analysis_id, record_json, plies)
+    def _job(self, analysis_id: int, payload: str, plies: int, kind: str = "match") -> None:
+        run_job(self.where.database_url, analysis_id, payload, plies, kind)
 
 
 _ANALYSTS: dict[int, Any] = {}
 
 
-def run_job(database_url: str, analysis_id: int, record_json: str, plies: int) -> None:
-    """Make one analysis and store it (or why it failed) in the ``analyses`` row."""
+def run_job(
+    database_url: str, analysis_id: int, payload: str, plies: int, kind: str = "match"
+) -> None:
+    """Make one analysis (or rollout) and store it, or why it failed, in its row."""
     from nard.analysis import Analyst, analyse
     from nard.notation.json_record import read_json
     from nard.server.storage import Storage
@@ -154,16 +157,17 @@ def run_job(database_url: str, analysis_id: int, record_json: str, plies: int) -
                 )
 
         try:
-            record, _ = read_json(record_json)
-            analyst = _ANALYSTS.get(plies)
-            if analyst is None:
-                analyst = _ANALYSTS[plies] = Analyst(plies)
-            result = analyse(record, plies, analyst=analyst, progress=progress)
+            if kind == "rollout":
+                result = run_rollout(json.loads(payload), progress)
+            else:
+                record, _ = read_json(payload)
+                analyst = _ANALYSTS.get(plies)
+                if analyst is None:
+                    analyst = _ANALYSTS[plies] = Analyst(plies)
+                made = analyse(record, plies, analyst=analyst, progress=progress)
+                result = annotate(made.to_json())
             storage.update_analysis(
-                analysis_id,
-                status="done",
-                result=annotate(result.to_json()),
-                finished_at=datetime.now(UTC),
+                analysis_id, status="done", result=result, finished_at=datetime.now(UTC)
             )
         except Exception as exc:  # a job never takes its worker down
             storage.update_analysis(
@@ -174,6 +178,55 @@ def run_job(database_url: str, analysis_id: int, record_json: str, plies: int) -
             )
     finally:
         storage.close()
+
+
+def rollout_request(
+    position: Position,
+    dice: tuple[int, int] | None,
+    context: Any,
+    trials: int,
+    truncate: int = 11,
+) -> str:
+    """The payload of a rollout job: the position (side on roll), the roll (None: the
+    cube), the cube and score (a :class:`~nard.engine.cube.CubeContext`)."""
+    return json.dumps(
+        {
+            "position_id": position.position_id(),
+            "dice": list(dice) if dice else None,
+            "cube": context.cube,
+            "owner": context.owner.value,
+            "match_length": context.match_length,
+            "score": list(context.score),
+            "crawford": context.crawford,
+            "jacoby": context.jacoby,
+            "beavers": context.beavers,
+            "trials": trials,
+            "truncate": truncate,
+        }
+    )
+
+
+def run_rollout(request: dict[str, Any], progress: Callable[[int, int], None]) -> dict[str, Any]:
+    """The rollout a :func:`rollout_request` asks for, in this process."""
+    from nard.analysis.rollout import RolloutSettings, rollout_cube, rollout_plays
+    from nard.engine.cube import CubeContext, CubeOwner
+
+    position = Position.from_position_id(request["position_id"])
+    context = CubeContext(
+        cube=int(request["cube"]),
+        owner=CubeOwner(request["owner"]),
+        match_length=int(request["match_length"]),
+        score=(int(request["score"][0]), int(request["score"][1])),
+        crawford=bool(request["crawford"]),
+        jacoby=bool(request["jacoby"]),
+        beavers=bool(request["beavers"]),
+    )
+    settings = RolloutSettings(trials=int(request["trials"]), truncate=int(request["truncate"]))
+    dice = request.get("dice")
+    if dice:
+        made = rollout_plays(position, (dice[0], dice[1]), context, settings, progress=progress)
+        return made.to_json()
+    return rollout_cube(position, context, settings, progress=progress).to_json()
 
 
 def run_worker(

@@ -137,6 +137,9 @@ class AnalysisRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     table_id: Mapped[str] = mapped_column(ForeignKey("tables.id", ondelete="CASCADE"), index=True)
     plies: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16), default="match")
+    """``match`` (the finished match analysed) or ``rollout`` (a position of the game
+    rolled out, from the hint: ``record`` then holds the request)."""
     status: Mapped[str] = mapped_column(String(16))
     done: Mapped[int] = mapped_column(Integer, default=0)
     total: Mapped[int] = mapped_column(Integer, default=0)
@@ -144,8 +147,8 @@ class AnalysisRow(Base):
     error: Mapped[str | None] = mapped_column(Text)
     requested_by: Mapped[int | None] = mapped_column(ForeignKey("players.id"))
     record: Mapped[str | None] = mapped_column(Text)
-    """The match record analysed (nard's JSON), kept so that a job lost with its worker
-    can be queued again."""
+    """The job's input: the match record analysed (nard's JSON) or the rollout's
+    request, kept so that a job lost with its worker can be queued again."""
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     heartbeat: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -149,6 +149,12 @@ class AnalysisRequest(_Strict):
     plies: int = Field(default=2, ge=0, le=2)
 
 
+class RolloutRequest(_Strict):
+    """Roll out the seat to act's decision: ``trials`` (36-2592, whole blocks of 36)."""
+
+    trials: int = Field(default=324, ge=36, le=2592)
+
+
 class ActionRequest(_Strict):
     """One action in the caller's seat; ``seq`` (optional) is the number of actions
     the caller has seen, refused with 409 if the table moved on."""

@@ -666,6 +666,27 @@ class TableService:
 
         return await self._change(table_id, player, abandon, expect_seq=expect_seq)
 
+    async def rollout_request(self, table_id: str, player: PlayerRow, trials: int) -> str:
+        """The payload of a rollout of the seat to act's decision (its roll's plays, or
+        the cube before it rolls), at tables against the computer as hints are."""
+        from nard.server.jobs import rollout_request
+
+        async with self._lock(table_id):
+            table = await self._current(table_id)
+        seat = self.seat_of(table, player)
+        computer = next((s.level for s in table.seats if s.level is not None), None)
+        if computer is None or isinstance(table, ChouetteTable):
+            raise ServiceError(403, "no_hints", "hints are for games against the computer")
+        game = table.game
+        if seat is None or table.to_act != seat or game is None:
+            raise ServiceError(409, "not_your_turn", "a hint is for the seat to act")
+        context = cube_context(game, game.on_roll, table.match_length, table.games.score)
+        if game.decision is Decision.PLAY:
+            return rollout_request(game.position, game.dice, context, trials)
+        if game.decision is Decision.ROLL:
+            return rollout_request(game.position, None, context, trials)
+        raise ServiceError(409, "nothing_to_roll_out", "a rollout is of a roll or a cube decision")
+
     async def hint(self, table_id: str, player: PlayerRow) -> dict[str, Any]:
         """The engine's ranked plays or cube analysis for the seat to act, at tables
         against the computer."""

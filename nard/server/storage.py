@@ -593,13 +593,19 @@ class Storage:
 
     # -- analyses ------------------------------------------------------------
     def queue_analysis(
-        self, table_id: str, plies: int, player_id: int | None, record: str | None = None
+        self,
+        table_id: str,
+        plies: int,
+        player_id: int | None,
+        record: str | None = None,
+        kind: str = "match",
     ) -> AnalysisRow:
-        """A new analysis of ``table_id`` (its match ``record``) at ``plies``, ``queued``."""
+        """A new job of ``kind`` for ``table_id`` (its input ``record``), ``queued``."""
         with self._session() as s:
             row = AnalysisRow(
                 table_id=table_id,
                 plies=plies,
+                kind=kind,
                 status="queued",
                 done=0,
                 total=0,
@@ -611,16 +617,18 @@ class Storage:
             s.flush()
             return row
 
-    def analyses_of(self, table_id: str) -> list[AnalysisRow]:
-        """The table's analyses, newest first."""
+    def analyses_of(
+        self, table_id: str, kind: str = "match", player_id: int | None = None
+    ) -> list[AnalysisRow]:
+        """The table's jobs of ``kind`` (those ``player_id`` asked for, if given),
+        newest first."""
+        query = select(AnalysisRow).where(
+            AnalysisRow.table_id == table_id, AnalysisRow.kind == kind
+        )
+        if player_id is not None:
+            query = query.where(AnalysisRow.requested_by == player_id)
         with self._session() as s:
-            return list(
-                s.scalars(
-                    select(AnalysisRow)
-                    .where(AnalysisRow.table_id == table_id)
-                    .order_by(AnalysisRow.id.desc())
-                )
-            )
+            return list(s.scalars(query.order_by(AnalysisRow.id.desc()).limit(50)))
 
     def analysis(self, analysis_id: int) -> AnalysisRow | None:
         with self._session() as s:
@@ -633,7 +641,11 @@ class Storage:
         with self.engine.connect() as c:
             rows = c.execute(
                 select(AnalysisRow.table_id, func.max(AnalysisRow.plies))
-                .where(AnalysisRow.table_id.in_(list(table_ids)), AnalysisRow.status == "done")
+                .where(
+                    AnalysisRow.table_id.in_(list(table_ids)),
+                    AnalysisRow.status == "done",
+                    AnalysisRow.kind == "match",
+                )
                 .group_by(AnalysisRow.table_id)
             )
             return {str(t): int(p) for t, p in rows}

@@ -243,3 +243,34 @@ def test_with_redis_the_jobs_wait_in_redis(redis_url: str, sqlite_url: str, tmp_
     made = storage.analysis(row.id)
     assert made is not None and made.status == "failed"  # made, and its fault kept
     storage.close()
+
+
+def test_a_rollout_of_the_decision_at_hand_is_a_job_too(client: TestClient) -> None:
+    """The hint's "Roll out": the seat to act's roll (or cube) rolled out by a worker;
+    the web process only queues it."""
+    headers = guest(client)
+    table = new_table(client, headers, match_length=3)
+    table = play_until(client, table, headers, actions=0)
+    while table["game"]["decision"] != "play":  # roll, or the computer's turn
+        from tests.server.helpers import act, simple_command
+
+        table = act(client, table["id"], headers, simple_command(table))
+    url = f"/api/tables/{table['id']}/rollouts"
+    response = client.post(url, json={"trials": 36}, headers=headers)
+    assert response.status_code == 202, response.text
+    assert _queue(client).pending() == 1
+    assert client.get(url).json()["rollouts"][0]["status"] == "queued"
+    assert _queue(client).run_one()
+    row = client.get(url).json()["rollouts"][0]
+    assert row["status"] == "done", row["error"]
+    assert sorted(row["request"]["dice"]) == sorted(table["game"]["dice"])
+    result = row["result"]
+    assert result["kind"] == "plays" and result["trials"] == 36
+    legal = {p["play"] for p in table["game"]["legal_plays"]}
+    assert {c["name"] for c in result["candidates"]} <= legal
+    # not a match analysis: the analysis list stays empty
+    assert client.get(f"/api/tables/{table['id']}/analyses").json() == {"analyses": []}
+    assert client.post(url, json={"trials": 10}, headers=headers).status_code == 422
+    other = TestClient(client.app)
+    guest(other, "bob")
+    assert other.get(url).json() == {"rollouts": []}  # one's own rollouts only

@@ -68,6 +68,24 @@ def test_analyse_a_finished_match_and_step_to_an_error(
 ) -> None:
     page, errors = new_page(browser)
     match_against_the_computer(page, base_url, "Ann", 1)
+    # On the first roll to play: "Roll out", made by the worker, shown under the status.
+    for _ in range(100):
+        button = page.locator("button[data-action=roll_out]")
+        if (
+            button.count()
+            and page.locator("#board .checker").count()
+            and page.inner_text("#status").find("Your turn") >= 0
+            and page.locator("button[data-action=confirm]").count()
+        ):
+            button.click()
+            page.wait_for_selector("#rollout ol li", timeout=120_000)
+            assert "±" in page.inner_text("#rollout")
+            page.screenshot(path=str(tmp_path / "rollout.png"))
+            break
+        if not take_turn(page):
+            page.wait_for_timeout(100)
+    else:
+        raise AssertionError("no roll to roll out")
     for _ in range(400):
         if "wins the match" in page.inner_text("#status"):
             break

@@ -330,6 +330,8 @@ async function tableView(id) {
   let analysisTimer = null; // polls an analysis on its way
   let analysisMark = null; // {step, decision}: a decision of the analysis shown on the board
   let analysisPlies = 2;
+  let rollout = null; // the caller's rollout of the decision at hand: {id, ...} while shown
+  let rolloutTimer = null;
   let contributionDraft = randomContribution(); // made here, after the commitment was shown
   let deadlineTimer = null;
   let lastPlay = null; // {index (in the game's history), from: [place], to: [place]}
@@ -464,6 +466,7 @@ async function tableView(id) {
             input = null;
             selected = null;
             hint = null;
+            rollout = null;
           }
           render();
         }
@@ -552,6 +555,7 @@ async function tableView(id) {
       input = null;
       selected = null;
       hint = null;
+      rollout = null;
     });
   }
 
@@ -881,6 +885,7 @@ async function tableView(id) {
       if (table.you === null) lines.push(h("p", { text: t("spectating") }));
     }
     if (hint) lines.push(hint);
+    if (rollout) lines.push(rolloutView(rollout));
     status.replaceChildren(...lines);
   }
 
@@ -930,7 +935,10 @@ async function tableView(id) {
           h("option", { value: "3", text: t("resign_backgammon") }));
         buttons.push(menu);
       }
-      if (!isChouette() && table.seats.some((s) => s.kind === "computer")) buttons.push(button("hint", showHint));
+      if (!isChouette() && table.seats.some((s) => s.kind === "computer")) {
+        buttons.push(button("hint", showHint));
+        if (game.decision === "play" || legal.has("double")) buttons.push(button("roll_out", startRollout));
+      }
     }
     controls.replaceChildren(...buttons);
   }
@@ -947,6 +955,46 @@ async function tableView(id) {
       }
       render();
     } catch (error) { showError(error); }
+  }
+
+  // A rollout of the decision at hand, made by a worker: progress, then its figures.
+  async function startRollout() {
+    try {
+      const row = await api("POST", `/api/tables/${table.id}/rollouts`, { trials: 324 });
+      rollout = { ...row, seq: table.seq };
+      pollRollout();
+    } catch (error) { showError(error); }
+  }
+
+  async function pollRollout() {
+    clearTimeout(rolloutTimer);
+    if (!rollout) return;
+    try {
+      const rows = (await api("GET", `/api/tables/${table.id}/rollouts`)).rollouts;
+      const row = rows.find((r) => r.id === rollout.id);
+      if (!row || !rollout) return;
+      rollout = { ...row, seq: rollout.seq };
+      if (row.status === "queued" || row.status === "running") rolloutTimer = setTimeout(pollRollout, 1000);
+      render();
+    } catch (error) { showError(error); }
+  }
+
+  function rolloutView(row) {
+    if (row.status === "failed") return h("p", { id: "rollout", class: "error", text: t("rollout_failed") });
+    if (row.status !== "done") {
+      return h("p", { id: "rollout", "aria-live": "polite" }, t("rollout_running", { done: num(row.done), total: num(row.total || 0) }),
+        h("progress", { max: row.total || 1, value: row.done || 0 }));
+    }
+    const r = row.result;
+    const signed = (v) => `${v >= 0 ? "+" : ""}${v.toFixed(3)}`;
+    if (r.kind === "plays") {
+      return h("div", { id: "rollout" }, h("p", { text: t("rollout_done", { trials: num(r.trials) }) }),
+        h("ol", {}, ...r.candidates.map((c) => h("li", {}, h("bdi", { dir: "ltr", text: c.name }),
+          `  ${num(signed(c.cubeful))} (± ${num(c.standard_error.toFixed(3))})`))));
+    }
+    return h("div", { id: "rollout" }, h("p", { text: t("rollout_done", { trials: num(r.trials) }) }),
+      h("p", { text: t("hint_cube", { action: cubeAdvice(r.action) }) }),
+      h("p", { dir: "ltr", text: `ND ${signed(r.no_double)} · D/T ${signed(r.double_take)} · D/P ${signed(r.double_pass)}` }));
   }
 
   function renderSide(game, cfg) {

@@ -1,4 +1,5 @@
-"""Analyses of finished matches, queued by the page and made by worker processes.
+"""Analyses of finished matches and rollouts of positions, queued by the page and
+made by worker processes.
 
 Revision ID: 0003
 Revises: 0002
@@ -27,6 +28,7 @@ def upgrade() -> None:
             nullable=False,
         ),
         sa.Column("plies", sa.Integer, nullable=False),
+        sa.Column("kind", sa.String(16), nullable=False, server_default="match"),
         sa.Column("status", sa.String(16), nullable=False),
         sa.Column("done", sa.Integer, nullable=False, server_default="0"),
         sa.Column("total", sa.Integer, nullable=False, server_default="0"),
