@@ -250,7 +250,9 @@ def _ids(
     return position.position_id(), state.match_id()
 
 
-def _turns(record: MatchRecord) -> tuple[list[_Turn], list[str], dict[int, tuple[int, int]]]:
+def _turns(
+    record: MatchRecord, crawford: bool | None = None
+) -> tuple[list[_Turn], list[str], dict[int, tuple[int, int]]]:
     """Every turn of ``record`` as a task; the replay's notes; each game's result."""
     turns: list[_Turn] = []
     counters: dict[int, int] = {}
@@ -320,7 +322,7 @@ def _turns(record: MatchRecord) -> tuple[list[_Turn], list[str], dict[int, tuple
                 )
                 entry.response = (action.player, answer, match_id)
 
-    replayed = walk(record, observe)
+    replayed = walk(record, observe, crawford=crawford)
     results = {g.number: (g.winner, g.points) for g in replayed.games}
     return turns, list(replayed.notes), results
 
@@ -382,18 +384,20 @@ def analyse(
     weights: str | Path | None = None,
     analyst: Analyst | None = None,
     progress: Progress | None = None,
+    crawford: bool | None = None,
 ) -> MatchAnalysis:
     """Analyse every decision and roll of ``record`` at ``plies`` (0, 1 or 2).
 
     ``jobs`` worker processes judge the turns (1: in this process, with ``analyst``
-    when given, e.g. one built on a test evaluator). Raises
+    when given, e.g. one built on a test evaluator); ``crawford`` overrides the
+    record's Crawford rule as :func:`~nard.match.replay.replay`'s does. Raises
     :class:`~nard.match.replay.RecordError` for a record the rules reject.
     """
     if plies not in range(MAX_PLIES + 1):
         raise ValueError(f"plies must be 0, 1 or 2, not {plies!r}")
     if analyst is not None and analyst.plies != plies:
         raise ValueError(f"the analyst judges at {analyst.plies} plies, not {plies}")
-    turns, notes, results = _turns(record)
+    turns, notes, results = _turns(record, crawford)
     verdicts = _judge_all(
         [t.task for t in turns],
         plies,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -41,6 +42,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--weights", metavar="PATH", help="network weights (default: the bundled networks)"
+    )
+    parser.add_argument(
+        "--no-crawford",
+        action="store_true",
+        help="the match was played without the Crawford rule (a .mat file cannot say so)",
+    )
+    parser.add_argument(
+        "--no-cube",
+        action="store_true",
+        help="the games were played without the doubling cube (a .mat file cannot say so)",
     )
     parser.add_argument(
         "--progress",
@@ -83,6 +94,8 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     if args.weights is not None and not Path(args.weights).is_file():
         raise NardError(f"network weights {args.weights!r} not found")
     record, _ = load_record(args.file)
+    if args.no_cube:
+        record = dataclasses.replace(record, cube=False)
     jobs = args.jobs or os.cpu_count() or 1
     show = args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())
     result = analyse(
@@ -91,6 +104,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         jobs=jobs,
         weights=args.weights,
         progress=_Bar(sys.stderr) if show else None,
+        crawford=False if args.no_crawford else None,
     )
     if args.html:
         write_file(args.html, html_report(result))

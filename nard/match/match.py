@@ -171,6 +171,8 @@ class Match(_Games):
             crawford_rule=self.rules.crawford,
             backgammon=self.rules.backgammon,
             holland=self.rules.holland,
+            cube=self.rules.cube,
+            cube_cap=None if self.rules.cube_cap == MatchRules.cube_cap else self.rules.cube_cap,
         )
 
 
@@ -210,4 +212,6 @@ class Session(_Games):
             jacoby=self.rules.jacoby,
             backgammon=self.rules.backgammon,
             automatic_doubles=self.rules.automatic_doubles,
+            cube=self.rules.cube,
+            cube_cap=None if self.rules.cube_cap == MoneyRules.cube_cap else self.rules.cube_cap,
         )

@@ -164,6 +164,8 @@ def rules_of(record: MatchRecord, dice: DiceSource | None = None) -> Match | Ses
             return Match(
                 record.match_length,
                 MatchRules(
+                    cube=record.cube,
+                    cube_cap=MatchRules.cube_cap if record.cube_cap is None else record.cube_cap,
                     crawford=record.crawford_rule,
                     holland=record.holland,
                     backgammon=record.backgammon,
@@ -171,10 +173,11 @@ def rules_of(record: MatchRecord, dice: DiceSource | None = None) -> Match | Ses
                 dice,
             )
         rules = MoneyRules(
+            cube=record.cube,
             jacoby=record.jacoby,
             beavers=beavers,
             raccoons=raccoons,
-            cube_cap=None,
+            cube_cap=record.cube_cap,
             animals=animals if beavers else None,
             automatic_doubles=record.automatic_doubles,
             backgammon=record.backgammon,

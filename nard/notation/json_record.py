@@ -83,6 +83,8 @@ def write_json(record: MatchRecord, dice: DiceCommitment | None = None) -> str:
             "backgammon": record.backgammon,
             "automatic_doubles": record.automatic_doubles,
             "holland": record.holland,
+            **({} if record.cube else {"cube": False}),
+            **({} if record.cube_cap is None else {"cube_cap": record.cube_cap}),
         },
         "metadata": dict(record.metadata),
         "dice": None
@@ -153,8 +155,10 @@ def read_json(text: str) -> tuple[MatchRecord, DiceCommitment | None]:
     if len(players_raw) != 2 or not all(isinstance(p, str) for p in players_raw):
         raise InvalidRecordError(f"players must be two names, not {players_raw!r}")
     rules = r.obj(
-        obj.get("rules", {}), {"crawford", "jacoby", "backgammon", "automatic_doubles", "holland"}
+        obj.get("rules", {}),
+        {"crawford", "jacoby", "backgammon", "automatic_doubles", "holland", "cube", "cube_cap"},
     )
+    cap = rules.get("cube_cap")
     metadata = r.obj(obj.get("metadata", {}), None)
     if not all(isinstance(v, str) for v in metadata.values()):
         raise InvalidRecordError("metadata values must be text")
@@ -173,6 +177,8 @@ def read_json(text: str) -> tuple[MatchRecord, DiceCommitment | None]:
             rules.get("automatic_doubles", 0), "rules.automatic_doubles", 0, 6
         ),
         holland=r.bool_(rules.get("holland", False), "rules.holland"),
+        cube=r.bool_(rules.get("cube", True), "rules.cube"),
+        cube_cap=None if cap is None else r.int_(cap, "rules.cube_cap", 1, 1 << 30),
     )
     return record, _read_dice(obj.get("dice"))
 

@@ -74,3 +74,8 @@ class MatchRecord:
     """The most automatic doubles a money game allows (0: the option is off)."""
     holland: bool = False
     """The Holland rule after the Crawford game (matches)."""
+    cube: bool = True
+    """The doubling cube in use (gnubg's SGF says ``RU[NoCube]`` when not)."""
+    cube_cap: int | None = None
+    """The highest value the cube may reach, where the players agreed one other than
+    the usual 64 (None: the usual, or not recorded)."""

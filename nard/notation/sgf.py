@@ -3,7 +3,7 @@
 SGF (Smart Game Format, ``GM[6]`` for backgammon) holds one game tree per
 game. The root node has the match (``MI[length:5][game:0][ws:0][bs:0]``:
 length, game number from 0, White's and Black's score), the players
-(``PW``/``PB``), the rules (``RU[Crawford:CrawfordGame]``, ``RU[Jacoby]``)
+(``PW``/``PB``), the rules (``RU[Crawford:CrawfordGame]``, ``RU[Jacoby]``, ``RU[NoCube]``)
 and the result (``RE[W+2]``, ``RE[B+4R]`` when the loser resigned). Each
 later node is one action: ``W[31hefe]`` is White's roll 3-1 and its moves,
 one letter pair per die, ``W[double]``, ``B[take]``, ``B[drop]``. White is
@@ -174,6 +174,7 @@ def read_sgf(text: str, *, allow_unfinished: bool = False) -> MatchRecord:
     players: tuple[str, str] | None = None
     jacoby = False
     crawford_rule = False
+    cube = True
     metadata: dict[str, str] = {}
     for index, nodes in enumerate(trees):
         if not nodes:
@@ -185,6 +186,7 @@ def read_sgf(text: str, *, allow_unfinished: bool = False) -> MatchRecord:
             players = info.players
             jacoby = info.jacoby
             crawford_rule = info.crawford_rule
+            cube = info.cube
             metadata = {k: v[0] for k in _ROOT_INFO if (v := root.get(k)) is not None}
         elif info.length != length:
             raise record_error(
@@ -225,6 +227,7 @@ def read_sgf(text: str, *, allow_unfinished: bool = False) -> MatchRecord:
         jacoby=jacoby,
         crawford_rule=crawford_rule,
         metadata=metadata,
+        cube=cube,
     )
 
 
@@ -237,6 +240,7 @@ class _Root:
     crawford_rule: bool
     crawford: bool
     jacoby: bool
+    cube: bool
     winner: int | None
     points: int | None
     resigned: bool | None
@@ -274,8 +278,6 @@ def _root(root: _Node, index: int) -> _Root:
     for rule in rules:
         if rule in ("Nackgammon", "Hypergammon1", "Hypergammon2", "Hypergammon3"):
             raise fail(f"the variant {rule} is not supported", root.line)
-        if rule == "NoCube":
-            raise fail("games without the cube (RU[NoCube]) are not supported", root.line)
     if root.get("CV") is not None:
         raise fail("automatic doubles (CV[...]) are not supported", root.line)
     names = (root.get("PW") or [""])[0], (root.get("PB") or [""])[0]
@@ -301,6 +303,7 @@ def _root(root: _Node, index: int) -> _Root:
         crawford_rule="Crawford" in rules,
         crawford="CrawfordGame" in rules,
         jacoby="Jacoby" in rules,
+        cube="NoCube" not in rules,
         winner=winner,
         points=points,
         resigned=resigned,
@@ -423,6 +426,8 @@ def write_sgf(record: MatchRecord) -> str:
                 if key in record.metadata
             )
         rules = []
+        if not record.cube:
+            rules.append("NoCube")
         if record.match_length and record.crawford_rule:
             rules.append("Crawford")
         if game.crawford:

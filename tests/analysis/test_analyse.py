@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -260,3 +261,16 @@ def test_the_depth_must_be_offered() -> None:
     record = MatchRecord(0, ())
     with pytest.raises(ValueError, match="plies"):
         analyse(record, 3)
+
+
+def test_without_the_cube_no_cube_decision_is_judged(analyst: Analyst) -> None:
+    record = MatchRecord(
+        0,
+        (_game([_move(0, (3, 1), "8/5 6/5"), _move(1, (6, 5), "24/13")], 1, 1),),
+        players=("Ann", "Bob"),
+    )
+    with_cube = analyse(record, 0, analyst=analyst)
+    assert [d.player for d in with_cube.decisions if d.kind == "cube"] == ["Bob"]
+    result = analyse(dataclasses.replace(record, cube=False), 0, analyst=analyst)
+    assert [d.kind for d in result.decisions] == ["checker", "checker"]
+    assert all(p.cube_decisions_total == 0 for p in result.players)

@@ -30,7 +30,7 @@ from nard.match import (
 )
 from nard.match.replay import rules_of
 from nard.notation.json_record import read_json, write_json
-from nard.notation.records import MatchRecord
+from nard.notation.records import Action, ActionKind, MatchRecord
 from nard.notation.sgf import write_sgf
 from tests.match.random_play import random_step
 
@@ -164,3 +164,59 @@ def test_the_holland_rule_is_recorded() -> None:
     assert record.holland and record.backgammon == 2
     games = rules_of(record)
     assert isinstance(games, Match) and games.rules.holland and games.rules.backgammon == 2
+
+
+def _money_game(rules: MoneyRules, seed: int) -> Session:
+    session = Session(rules, SeededDice(seed))
+    game = session.new_game()
+    rng = random.Random(seed)
+    while not game.is_over:
+        random_step(game, rng)
+    return session
+
+
+def test_a_game_without_the_cube_is_recorded_and_replayed() -> None:
+    """The analysis reads the rules from the record: without the cube, a record that
+    did not say so would be judged for cube decisions no one could make."""
+    session = _money_game(MoneyRules(cube=False), 3)
+    record = round_trip(session.to_record())
+    assert record.cube is False
+    games = rules_of(record)
+    assert isinstance(games, Session) and games.rules.cube is False
+    assert replay(record).final_score == session.score
+    sgf = write_sgf(record)
+    assert "RU[NoCube]" in sgf
+    from nard.notation.sgf import read_sgf
+
+    assert read_sgf(sgf).cube is False
+    # a double in such a record is refused
+    doubled = dataclasses.replace(
+        record,
+        games=(
+            dataclasses.replace(
+                record.games[0],
+                actions=(
+                    record.games[0].actions[0],
+                    Action(1 - record.games[0].actions[0].player, ActionKind.DOUBLE, cube=2),
+                    *record.games[0].actions[1:],
+                ),
+            ),
+        ),
+    )
+    with pytest.raises(RecordError):
+        replay(doubled)
+
+
+def test_a_cube_limit_is_recorded_and_replayed() -> None:
+    for seed in range(200):
+        session = _money_game(MoneyRules(cube_cap=2), seed)
+        if session.games[0].cube_value == 2:
+            break
+    else:
+        raise AssertionError("no random game doubled")
+    record = round_trip(session.to_record())
+    assert record.cube_cap == 2
+    games = rules_of(record)
+    assert isinstance(games, Session) and games.rules.cube_cap == 2
+    assert replay(record).final_score == session.score
+    assert round_trip(_money_game(MoneyRules(), 1).to_record()).cube_cap is None  # the usual 64
