@@ -28,8 +28,9 @@ networks' games (36 trials): the net's 0-ply is 0.053 rms away, its 2-ply
 
 Every (position, trial) pair moves together, one evaluator call per turn
 for all of them, so a rollout costs ``trials * (truncate + 1)`` 1-ply
-steps per position, batched. Rolls come from ``numpy.random.default_rng``;
-the same seed gives the same labels.
+steps per position, batched. Rolls come from :func:`quasi_random_dice`
+(``numpy.random.default_rng`` after the stratified first two); the same seed
+gives the same labels.
 
 >>> from nard.core.position import Position
 >>> from nard.engine.evaluator import FakeEvaluator
@@ -64,6 +65,7 @@ from nard.engine.supervised import Dataset, map_game_chunks
 
 __all__ = [
     "consistent",
+    "group_seed",
     "quasi_random_dice",
     "rollout_dataset",
     "rollout_labels",
@@ -201,6 +203,11 @@ def quasi_random_dice(seed: int, first: int, count: int, turns: int) -> npt.NDAr
     return out
 
 
+def group_seed(seed: int, group: int) -> int:
+    """The dice seed of group ``group`` of a labelling rollout seeded ``seed``."""
+    return seed * 1_000_003 + group
+
+
 def rollout_labels(
     evaluator: Evaluator,
     boards: npt.NDArray[Any],
@@ -212,14 +219,15 @@ def rollout_labels(
     """The five probabilities of each of ``boards`` (side on roll, before it rolls) by
     a rollout of ``trials`` trials cut at ``truncate`` turns (module docstring).
 
-    Rows with the same ``groups`` value are rolled out on the same dice (trial
+    The dice are :func:`quasi_random_dice`'s, as in ``nard rollout``: every first roll
+    equally often in each 36 trials. Rows with the same ``groups`` value are rolled
+    out on the same dice (trial
     ``j`` of each throws the same rolls, as gnubg rolls out the candidate
     plays of one decision): the dice's luck then falls alike on all of them,
     and the differences between their labels are far less noisy than the
     labels. By default every row is its own group."""
     if trials < 1 or truncate < 0:
         raise ValueError("trials >= 1 and truncate >= 0 are required")
-    rng = np.random.default_rng(seed)
     boards = np.ascontiguousarray(boards, dtype=np.int64)
     if groups is None:
         groups = np.arange(len(boards))
@@ -234,9 +242,18 @@ def rollout_labels(
     # The dice of every trial of every group, in the order the groups first appear.
     _, first_seen, group_of = np.unique(groups[live], return_index=True, return_inverse=True)
     order = np.argsort(np.argsort(first_seen))
-    dice = rng.choice(
-        len(ALL_ROLLS), size=(len(first_seen), trials, truncate), p=ROLL_WEIGHTS
-    ).astype(np.int64)
+    # Group g's trials throw the quasi-random dice of ``nard rollout`` (seeded by
+    # seed and g): its first roll stratified over each 36 trials.
+    dice = (
+        np.stack(
+            [
+                quasi_random_dice(group_seed(seed, g), 0, trials, truncate)
+                for g in range(len(first_seen))
+            ]
+        )
+        if len(first_seen)
+        else np.zeros((0, trials, truncate), dtype=np.int64)
+    )
     group_dice = dice[order[group_of.reshape(-1)]]
     per_batch = max(1, _BATCH // trials)
     for first in range(0, len(live), per_batch):

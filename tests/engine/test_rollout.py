@@ -49,11 +49,10 @@ def test_one_turn_is_the_roll_played_less_its_luck(evaluator: NeuralEvaluator) -
     the position reached differs from the 0-ply value of the play that reached it."""
     boards = _boards(MIDDLE_GAME)
     label = rollout_labels(evaluator, boards, trials=1, truncate=1, seed=4)[0]
-    rng = np.random.default_rng(4)
     from nard.core.dice import ALL_ROLLS
-    from nard.engine.search import ROLL_COUNTS
+    from nard.engine.rollout import group_seed, quasi_random_dice
 
-    roll = ALL_ROLLS[int(rng.choice(len(ALL_ROLLS), p=ROLL_COUNTS / 36.0))]
+    roll = ALL_ROLLS[int(quasi_random_dice(group_seed(4, 0), 0, 1, 1)[0, 0])]
     plays = MIDDLE_GAME.legal_plays(roll)
     values = evaluate_ply_boards(_boards(*(p.result for p in plays)), evaluator, 0)
     best = int(np.argmin(cubeless_equity(values)))  # the reply worst for the opponent
