@@ -112,6 +112,9 @@ def test_analyse_a_finished_match_and_step_to_an_error(
     note = page.inner_text("#analysis-note")
     assert "better" in note or "right" in note
     assert page.locator("#replay-step").inner_text() != "Replay"
+    # the scoreboard counts the step's pips, not the finished game's (the winner's 0)
+    pips = page.locator("#score .pips").all_inner_texts()
+    assert len(pips) == 2 and all(p != "Pips 0" for p in pips), pips
     if "better" in note:
         assert page.locator("#board .suggest-from").count() >= 1
     page.screenshot(path=str(tmp_path / "analysis.png"), full_page=True)

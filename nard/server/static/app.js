@@ -753,7 +753,7 @@ async function tableView(id) {
       });
       // For screen readers: the pips, the dice and whose turn it is, in words.
       svg.setAttribute("aria-label", game ? t("board_label", {
-        mine: game.pips[viewer()], theirs: game.pips[1 - viewer()],
+        mine: shownPips(game)[viewer()], theirs: shownPips(game)[1 - viewer()],
         dice: dice ? dice.join("-") : "—", cube: game.cube, position: game.position_id,
       }) : "");
       svg.dataset.positionId = game ? game.position_id : "";
@@ -997,6 +997,20 @@ async function tableView(id) {
       h("p", { dir: "ltr", text: `ND ${signed(r.no_double)} · D/T ${signed(r.double_take)} · D/P ${signed(r.double_pass)}` }));
   }
 
+  // The pip counts shown: the replay step's while replaying (its board is side 0's
+  // view), else the game's.
+  function shownPips(game) {
+    if (replayAt === null || !steps) return game.pips;
+    const board = steps[replayAt].board;
+    let mine = 25 * Math.max(0, board[25]);
+    let theirs = 25 * Math.max(0, -board[0]);
+    for (let p = 1; p <= 24; p++) {
+      if (board[p] > 0) mine += p * board[p];
+      else if (board[p] < 0) theirs += (25 - p) * -board[p];
+    }
+    return [mine, theirs];
+  }
+
   function renderSide(game, cfg) {
     const seatsShown = isChouette() ? table.seats.map((_, i) => i) : [0, 1];
     const sideOf = (seat) => (isChouette() ? (table.roles[seat] === "box" ? 0 : 1) : seat);
@@ -1006,7 +1020,7 @@ async function tableView(id) {
         h("span", { class: `swatch ${sideOf(seat) === 0 ? "white" : "black"}` }),
         h("span", { class: "name", text: nameOf(seat) + (table.roles[seat] ? ` — ${t(`role_${table.roles[seat]}`)}` : "") }),
         h("span", { class: "points", text: num(replayAt !== null && steps ? steps[replayAt].score[seat] : table.score[seat]) }),
-        game && (!isChouette() || table.roles[seat] === "box" || table.roles[seat] === "captain") ? h("span", { class: "pips", text: `${t("pips")} ${num(game.pips[sideOf(seat)])}` }) : null)),
+        game && (!isChouette() || table.roles[seat] === "box" || table.roles[seat] === "captain") ? h("span", { class: "pips", text: `${t("pips")} ${num(shownPips(game)[sideOf(seat)])}` }) : null)),
       table.crawford ? h("p", { class: "crawford", text: t("crawford_game") }) : null,
     );
     // While replaying, the list follows the step: that game's steps so far, this one marked.
