@@ -39,9 +39,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from nard.analysis.cubeful import CubefulStart, cubeful_trials
 from nard.core.errors import NardError
 from nard.core.position import Play, Position
-from nard.engine.cube import CubeContext, CubeDecision, cube_decision, play_equities
+from nard.engine.cube import (
+    CubeContext,
+    CubeDecision,
+    CubeOwner,
+    cube_decision,
+    play_equities,
+)
 from nard.engine.engine import load_evaluator
 from nard.engine.evaluator import Evaluator, cubeless_equity, flip_probabilities
 from nard.engine.rollout import consistent, quasi_random_dice, rollout_trials
@@ -78,6 +85,8 @@ class RolloutSettings:
     candidates: int = 5
     window: float = 0.16
     stop: float | None = None
+    cubeful: bool = False
+    """Turn the cube inside the trials (:mod:`nard.analysis.cubeful`)."""
 
     def __post_init__(self) -> None:
         if self.trials < 1:
@@ -101,20 +110,25 @@ class RolloutSettings:
 
 @dataclass(frozen=True)
 class CandidateRollout:
-    """One candidate's rolled-out figures, from the mover's view: mean probabilities,
-    cubeless equity and its standard error, cubeful equity at the cube and score."""
+    """One candidate's rolled-out figures, from the mover's view: cubeless, its mean
+    probabilities and cubeless equity, the standard error of that equity and the
+    cubeful equity at the cube and score from the mean probabilities; cubeful (the
+    cube turned inside the trials), the mean cubeful equity and its standard error
+    (no probabilities)."""
 
     name: str
-    probabilities: tuple[float, float, float, float, float]
-    cubeless: float
+    probabilities: tuple[float, float, float, float, float] | None
+    cubeless: float | None
     standard_error: float
     cubeful: float
 
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "probabilities": [round(p, 6) for p in self.probabilities],
-            "cubeless": round(self.cubeless, 6),
+            "probabilities": None
+            if self.probabilities is None
+            else [round(p, 6) for p in self.probabilities],
+            "cubeless": None if self.cubeless is None else round(self.cubeless, 6),
             "standard_error": round(self.standard_error, 6),
             "cubeful": round(self.cubeful, 6),
         }
@@ -135,6 +149,7 @@ class PlayRollout:
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": "plays",
+            "cubeful_trials": bool(self.candidates and self.candidates[0].probabilities is None),
             "position_id": self.position_id,
             "dice": list(self.dice),
             "trials": self.trials,
@@ -164,9 +179,8 @@ class CubeRollout:
             "trials": self.trials,
             "truncate": self.truncate,
             "seed": self.seed,
-            "probabilities": [round(p, 6) for p in self.position.probabilities],
-            "cubeless": round(self.position.cubeless, 6),
-            "standard_error": round(self.position.standard_error, 6),
+            **{k: v for k, v in self.position.to_json().items() if k != "name"},
+            "cubeful_trials": self.position.probabilities is None,
             "no_double": round(d.no_double, 6),
             "double_take": round(d.double_take, 6),
             "double_pass": round(d.double_pass, 6),
@@ -188,36 +202,56 @@ def _start_worker(weights: str | None) -> None:
     _EVALUATOR = load_evaluator(weights)
 
 
-def _block(
-    boards: npt.NDArray[np.int64], seed: int, block: int, truncate: int
-) -> npt.NDArray[np.float64]:
-    """Trials ``block * 36`` to ``block * 36 + 35`` of every board: (boards, 36, 5)."""
+@dataclass(frozen=True)
+class CubefulWork:
+    """The starts of a cubeful rollout (one per candidate) and the root's cube and score."""
+
+    starts: tuple[CubefulStart, ...]
+    root: CubeContext
+
+
+Work = npt.NDArray[np.int64] | CubefulWork
+"""What a rollout rolls out: raw boards (cubeless trials), or cubeful starts."""
+
+
+def _size(work: Work) -> int:
+    return len(work.starts) if isinstance(work, CubefulWork) else len(work)
+
+
+def _block(work: Work, seed: int, block: int, truncate: int) -> npt.NDArray[np.float64]:
+    """Trials ``block * 36`` to ``block * 36 + 35`` of ``work`` (:func:`block_trials`)."""
     assert _EVALUATOR is not None
-    return block_trials(_EVALUATOR, boards, seed, block, truncate)
+    return block_trials(_EVALUATOR, work, seed, block, truncate)
 
 
 def block_trials(
-    evaluator: Evaluator, boards: npt.NDArray[np.int64], seed: int, block: int, truncate: int
+    evaluator: Evaluator, work: Work, seed: int, block: int, truncate: int
 ) -> npt.NDArray[np.float64]:
-    """One block of trials of every board on common dice: shape (boards, 36, 5), each
-    trial's probabilities from the view of the side on roll of its board."""
+    """One block of trials of every board (or cubeful start) on common dice: cubeless,
+    shape (boards, 36, 5), each trial's probabilities from the view of the side on
+    roll of its board; cubeful, shape (starts, 36), each trial's value for the root
+    (:func:`~nard.analysis.cubeful.cubeful_trials`)."""
     dice = quasi_random_dice(seed, block * BLOCK, BLOCK, truncate)
-    starts = np.repeat(boards, BLOCK, axis=0)
-    rolls = np.tile(dice, (len(boards), 1))
-    return rollout_trials(evaluator, starts, rolls, truncate).reshape(len(boards), BLOCK, 5)
+    rolls = np.tile(dice, (_size(work), 1))
+    if isinstance(work, CubefulWork):
+        starts = [s for s in work.starts for _ in range(BLOCK)]
+        values = cubeful_trials(evaluator, starts, rolls, truncate, work.root)
+        return values.reshape(len(work.starts), BLOCK)
+    boards = np.repeat(work, BLOCK, axis=0)
+    return rollout_trials(evaluator, boards, rolls, truncate).reshape(len(work), BLOCK, 5)
 
 
 def _ray_block(
-    weights: str | None, boards: npt.NDArray[np.int64], seed: int, block: int, truncate: int
+    weights: str | None, work: Work, seed: int, block: int, truncate: int
 ) -> npt.NDArray[np.float64]:  # pragma: no cover - runs in a Ray worker
     """:func:`_block` in a Ray worker (nard must be installed there)."""
     if _EVALUATOR is None:
         _start_worker(weights)
-    return _block(boards, seed, block, truncate)
+    return _block(work, seed, block, truncate)
 
 
 def _run_ray(
-    address: str, weights: str | None, boards: npt.NDArray[np.int64], settings: RolloutSettings
+    address: str, weights: str | None, boards: Work, settings: RolloutSettings
 ) -> Iterator[npt.NDArray[np.float64]]:  # pragma: no cover - needs a Ray installation
     try:
         ray: Any = importlib.import_module("ray")
@@ -239,7 +273,7 @@ def _run_ray(
 
 
 def _run(
-    boards: npt.NDArray[np.int64],
+    boards: Work,
     settings: RolloutSettings,
     evaluator: Evaluator | None,
     weights: str | None,
@@ -272,7 +306,7 @@ def _run(
 
 
 def _roll_out(
-    boards: npt.NDArray[np.int64],
+    boards: Work,
     settings: RolloutSettings,
     evaluator: Evaluator | None,
     weights: str | Path | None,
@@ -280,8 +314,9 @@ def _roll_out(
     ray_address: str | None,
     progress: Progress | None,
 ) -> tuple[npt.NDArray[np.float64], bool]:
-    """Every trial of every board, (boards, trials, 5), and whether it stopped early.
-    The probabilities are from the view of each board's side on roll."""
+    """Every trial of every board, (boards, trials, 5) or cubeful (starts, trials), and
+    whether it stopped early. The probabilities are from the view of each board's side
+    on roll."""
     done: list[npt.NDArray[np.float64]] = []
     total = settings.blocks * BLOCK
     stopped = False
@@ -295,7 +330,7 @@ def _roll_out(
         if (
             settings.stop is not None
             and len(done) < settings.blocks
-            and _clearly_best(np.concatenate(done, axis=1), settings.stop)
+            and _clearly_best(_scores(np.concatenate(done, axis=1)), settings.stop)
         ):
             stopped = True
             break
@@ -304,18 +339,27 @@ def _roll_out(
     return np.concatenate(done, axis=1), stopped
 
 
-def _clearly_best(trials: npt.NDArray[np.float64], z: float) -> bool:
-    """Whether the board whose side on roll is worst off (the mover's best play, as
-    the boards are seen by the opponent) leads every other by ``z`` standard errors."""
-    if len(trials) < 2:
+def _scores(trials: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Each candidate's trials as the mover's values, higher better: cubeful trials are
+    the root's already; cubeless probabilities are the opponent's (on roll after the
+    play), so their equity changes sign."""
+    if trials.ndim == 2:
+        return trials
+    scores: npt.NDArray[np.float64] = -cubeless_equity(trials)
+    return scores
+
+
+def _clearly_best(scores: npt.NDArray[np.float64], z: float) -> bool:
+    """Whether the candidate with the best mean score leads every other by ``z``
+    standard errors of their paired difference (common dice)."""
+    if len(scores) < 2:
         return True
-    equity = cubeless_equity(trials)  # (boards, trials), opponent's view
-    best = int(np.argmin(equity.mean(axis=1)))
-    n = equity.shape[1]
-    for other in range(len(equity)):
+    best = int(np.argmax(scores.mean(axis=1)))
+    n = scores.shape[1]
+    for other in range(len(scores)):
         if other == best:
             continue
-        diff = equity[other] - equity[best]
+        diff = scores[best] - scores[other]
         se = diff.std(ddof=1) / math.sqrt(n) if n > 1 else math.inf
         if diff.mean() <= z * se:
             return False
@@ -331,6 +375,37 @@ def _figures(
     se = float(equity.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
     probs = (float(mean[0]), float(mean[1]), float(mean[2]), float(mean[3]), float(mean[4]))
     return probs, float(cubeless_equity(mean)), se
+
+
+def _mean_and_error(values: npt.NDArray[np.float64]) -> tuple[float, float]:
+    n = len(values)
+    se = float(values.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
+    return float(values.mean()), se
+
+
+def verdict(nd: float, dt: float, dp: float, ctx: CubeContext) -> CubeDecision:
+    """The cube decision from its three equities (normalised, the side on roll's), in
+    gnubg's words, as :func:`~nard.engine.cube.cube_decision` words it."""
+    verb = "double" if ctx.owner is CubeOwner.CENTRED else "redouble"
+    answer = "take" if dt < dp else "pass"
+    if not ctx.can_double():
+        action, double = "Doubling not available", False
+    elif min(dt, dp) >= nd - 1e-9:
+        action, double = f"{verb.capitalize()}, {answer}", True
+    elif nd > dp:
+        action, double = f"Too good to {verb}, {answer}", False
+    else:
+        action, double = f"No {verb}, {answer}", False
+    return CubeDecision(
+        no_double=nd,
+        double_take=dt,
+        double_pass=dp,
+        action=action,
+        double=double,
+        take=dt < dp,
+        beaver=False,
+        efficiency=0.0,
+    )
 
 
 def rollout_plays(
@@ -362,14 +437,27 @@ def rollout_plays(
         for r in ranking[: settings.candidates]
         if r.ply == ranking[0].ply and r.equity >= best - settings.window
     ]
-    boards = np.array([list(p.result) for p in chosen], dtype=np.int64)
-    trials, stopped = _roll_out(boards, settings, judge, weights, jobs, ray_address, progress)
+    work: Work
+    if settings.cubeful:
+        theirs = ctx.swapped()  # the opponent on roll after each play, the cube as it is
+        work = CubefulWork(
+            tuple(CubefulStart(tuple(p.result), theirs, root_on_roll=False) for p in chosen),
+            ctx,
+        )
+    else:
+        work = np.array([list(p.result) for p in chosen], dtype=np.int64)
+    trials, stopped = _roll_out(work, settings, judge, weights, jobs, ray_address, progress)
     figures = []
     for i, play in enumerate(chosen):
-        theirs = consistent(trials[i].mean(axis=0, keepdims=True))[0]
+        name = position.format_play(play)
+        if settings.cubeful:
+            mean, se = _mean_and_error(trials[i])
+            figures.append(CandidateRollout(name, None, None, se, mean))
+            continue
+        theirs_mean = consistent(trials[i].mean(axis=0, keepdims=True))[0]
         probs, cubeless, se = _figures(flip_probabilities(trials[i]))
-        cubeful = play_equities([theirs], [play.result], ctx)[0]
-        figures.append(CandidateRollout(position.format_play(play), probs, cubeless, se, cubeful))
+        cubeful = play_equities([theirs_mean], [play.result], ctx)[0]
+        figures.append(CandidateRollout(name, probs, cubeless, se, cubeful))
     figures.sort(key=lambda c: -c.cubeful)
     d1, d2 = dice
     return PlayRollout(
@@ -400,8 +488,29 @@ def rollout_cube(
     ctx = context or CubeContext()
     if position.is_game_over():
         raise RolloutError(f"the game of position {position.position_id()} is over")
-    boards = np.array([list(position)], dtype=np.int64)
     judge = evaluator if evaluator is not None else (None if jobs > 1 else load_evaluator(weights))
+    if settings.cubeful:
+        start = tuple(position)
+        work: Work = CubefulWork(
+            (
+                CubefulStart(start, ctx, root_on_roll=True, no_double_first=True),
+                CubefulStart(start, ctx.doubled(), root_on_roll=True),
+            ),
+            ctx,
+        )
+        trials, _ = _roll_out(work, settings, judge, weights, jobs, ray_address, progress)
+        nd, nd_se = _mean_and_error(trials[0])
+        dt, _ = _mean_and_error(trials[1])
+        decision = verdict(nd, dt, 1.0, ctx)
+        return CubeRollout(
+            position.position_id(),
+            trials.shape[1],
+            settings.truncate,
+            settings.seed,
+            CandidateRollout("position", None, None, nd_se, decision.optimal),
+            decision,
+        )
+    boards = np.array([list(position)], dtype=np.int64)
     trials, _ = _roll_out(boards, settings, judge, weights, jobs, ray_address, progress)
     probs, cubeless, se = _figures(trials[0])
     decision = cube_decision(probs, ctx, position=position)

@@ -55,6 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="stop once the best leads every other by Z standard errors",
     )
     parser.add_argument(
+        "--cubeful",
+        action="store_true",
+        help="turn the cube inside the trials (default: cubeless trials, the cube at the root)",
+    )
+    parser.add_argument(
         "--jobs", type=int, default=0, metavar="N", help="worker processes (default: one per core)"
     )
     parser.add_argument(
@@ -87,6 +92,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         candidates=args.candidates,
         window=args.window,
         stop=args.stop,
+        cubeful=args.cubeful,
     )
     position, match = _read_position(args.position_id)
     if position.is_game_over():
@@ -102,14 +108,18 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(plays.to_json()))
             return 0
+        kind = "cubeful" if settings.cubeful else "cubeless"
         print(
-            f"Rollout of {plays.dice[0]}-{plays.dice[1]} in {plays.position_id}: "
+            f"Rollout ({kind}) of {plays.dice[0]}-{plays.dice[1]} in {plays.position_id}: "
             f"{plays.trials} trials, truncated at {plays.truncate} turns, seed {plays.seed}"
             + (" (stopped early: the best is clear)" if plays.stopped_early else "")
         )
         best = plays.candidates[0].cubeful
         for i, c in enumerate(plays.candidates, start=1):
             diff = "" if i == 1 else f" ({c.cubeful - best:+.3f})"
+            if c.probabilities is None or c.cubeless is None:
+                print(f"{i:>3}. {c.name:<28} eq {c.cubeful:+.3f}{diff} +- {c.standard_error:.3f}")
+                continue
             w, wg, wbg, lg, lbg = c.probabilities
             print(
                 f"{i:>3}. {c.name:<28} eq {c.cubeful:+.3f}{diff}  cubeless {c.cubeless:+.3f}"
@@ -122,13 +132,18 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         print(json.dumps(cube.to_json()))
         return 0
     d = cube.decision
-    w, wg, wbg, lg, lbg = cube.position.probabilities
     print(
-        f"Cube rollout of {cube.position_id}: {cube.trials} trials, truncated at "
-        f"{cube.truncate} turns, seed {cube.seed}"
+        f"Cube rollout ({'cubeful' if settings.cubeful else 'cubeless'}) of "
+        f"{cube.position_id}: {cube.trials} trials, truncated at {cube.truncate} turns, "
+        f"seed {cube.seed}"
     )
-    print(f"  cubeless equity {cube.position.cubeless:+.3f} +- {cube.position.standard_error:.3f}")
-    print(f"  {w:.3f} {wg:.3f} {wbg:.3f} - {1 - w:.3f} {lg:.3f} {lbg:.3f}")
+    here = cube.position
+    if here.probabilities is not None and here.cubeless is not None:
+        w, wg, wbg, lg, lbg = here.probabilities
+        print(f"  cubeless equity {here.cubeless:+.3f} +- {here.standard_error:.3f}")
+        print(f"  {w:.3f} {wg:.3f} {wbg:.3f} - {1 - w:.3f} {lg:.3f} {lbg:.3f}")
+    else:
+        print(f"  no double +- {here.standard_error:.3f}")
     print(f"  no double     {d.no_double:+.3f}")
     print(f"  double, take  {d.double_take:+.3f}")
     print(f"  double, pass  {d.double_pass:+.3f}")

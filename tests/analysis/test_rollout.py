@@ -125,3 +125,47 @@ def test_a_ray_rollout_throws_the_same_dice(capsys: pytest.CaptureFixture[str]) 
     local = capsys.readouterr().out
     assert main([*argv, "--ray", "local"]) == 0
     assert capsys.readouterr().out == local
+
+
+def test_a_cubeful_rollout_of_a_won_game_is_its_exact_result(evaluator: NeuralEvaluator) -> None:
+    """The side on roll bears off its last checker with any roll while the opponent
+    has all 15 left: no double wins a gammon at the cube (+2), double/take at twice
+    the cube (+4), so the cube stays: too good, whatever the dice."""
+    won = Position.from_points({1: 1}, {6: 15})
+    settings = RolloutSettings(trials=36, truncate=3, cubeful=True)
+    money = rollout_cube(won, CubeContext(), settings, evaluator=evaluator)
+    d = money.decision
+    assert (d.no_double, d.double_take, d.double_pass) == pytest.approx((2.0, 4.0, 1.0))
+    assert d.action == "Too good to double, pass"
+    assert money.position.standard_error == pytest.approx(0.0, abs=1e-9)
+    jacoby = rollout_cube(won, CubeContext(jacoby=True), settings, evaluator=evaluator)
+    # a gammon counts single while the cube is centred: double, pass
+    assert jacoby.decision.no_double == pytest.approx(1.0)
+    assert jacoby.decision.action == "Double, pass"
+    dmp = rollout_cube(
+        won, CubeContext(match_length=5, score=(4, 4)), settings, evaluator=evaluator
+    )
+    assert dmp.decision.no_double == pytest.approx(1.0)  # the match: +1 in EMG
+    assert "not available" in dmp.decision.action
+
+
+def test_a_cubeful_rollout_turns_the_cube_inside_the_trials(evaluator: NeuralEvaluator) -> None:
+    """A race the side on roll leads by far: doubled out at its first turn in the
+    "no double" line (a pass ends the trial at +1), so no double is worth about +1."""
+    race = Position.from_points(
+        {6: 3, 5: 3, 4: 3, 3: 2, 2: 2, 1: 2}, {6: 4, 5: 4, 4: 3, 3: 2, 8: 2}
+    )
+    settings = RolloutSettings(trials=72, truncate=6, cubeful=True)
+    result = rollout_cube(race, CubeContext(), settings, evaluator=evaluator)
+    assert result.decision.action == "Double, pass"
+    assert 0.9 < result.decision.no_double < 1.05
+    assert result.to_json()["cubeful_trials"] is True
+    plays = rollout_plays(
+        Position(),
+        (4, 3),
+        CubeContext(),
+        RolloutSettings(trials=36, truncate=4, cubeful=True),
+        evaluator=evaluator,
+    )
+    assert plays.to_json()["cubeful_trials"] is True
+    assert all(c.probabilities is None and 0 < c.standard_error < 0.1 for c in plays.candidates)
