@@ -43,6 +43,7 @@ def test_no_turn_played_is_the_one_ply_evaluation(evaluator: NeuralEvaluator) ->
     settings = RolloutSettings(trials=36, truncate=0)
     cube = rollout_cube(MIDDLE, settings=settings, evaluator=evaluator)
     one_ply = evaluate_ply_boards(np.array([list(MIDDLE)], dtype=np.int64), evaluator, 1)[0]
+    assert cube.position.probabilities is not None
     assert np.allclose(cube.position.probabilities, one_ply, atol=1e-6)
     assert cube.position.standard_error == pytest.approx(0.0, abs=1e-9)
 
@@ -58,7 +59,7 @@ def test_plays_are_ranked_by_cubeful_equity_with_standard_errors(
     assert values == sorted(values, reverse=True)
     for c in result.candidates:
         assert 0 < c.standard_error < 0.05
-        assert 0 <= c.probabilities[0] <= 1
+        assert c.probabilities is not None and 0 <= c.probabilities[0] <= 1
     again = rollout_plays(Position(), (4, 3), CubeContext(), settings, evaluator=evaluator)
     assert again == result  # seeded
 
