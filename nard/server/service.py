@@ -58,6 +58,7 @@ from redis.exceptions import RedisError
 from nard.computer import DecisionSnapshot, computer_command, cube_context, forced_command
 from nard.core import NardError
 from nard.engine import Engine, Level
+from nard.engine.cube import CubeContext
 from nard.match.commands import Command, InvalidCommandError
 from nard.match.dice import (
     SEED_BYTES,
@@ -65,7 +66,7 @@ from nard.match.dice import (
     check_contribution,
     seed_commitment,
 )
-from nard.match.game import Decision, MatchStateError
+from nard.match.game import Decision, Game, MatchStateError
 from nard.notation.json_record import write_json
 from nard.notation.mat import write_mat
 from nard.notation.sgf import write_sgf
@@ -666,30 +667,9 @@ class TableService:
 
         return await self._change(table_id, player, abandon, expect_seq=expect_seq)
 
-    async def rollout_request(self, table_id: str, player: PlayerRow, trials: int) -> str:
-        """The payload of a rollout of the seat to act's decision (its roll's plays, or
-        the cube before it rolls), at tables against the computer as hints are."""
-        from nard.server.jobs import rollout_request
-
-        async with self._lock(table_id):
-            table = await self._current(table_id)
-        seat = self.seat_of(table, player)
-        computer = next((s.level for s in table.seats if s.level is not None), None)
-        if computer is None or isinstance(table, ChouetteTable):
-            raise ServiceError(403, "no_hints", "hints are for games against the computer")
-        game = table.game
-        if seat is None or table.to_act != seat or game is None:
-            raise ServiceError(409, "not_your_turn", "a hint is for the seat to act")
-        context = cube_context(game, game.on_roll, table.match_length, table.games.score)
-        if game.decision is Decision.PLAY:
-            return rollout_request(game.position, game.dice, context, trials)
-        if game.decision is Decision.ROLL:
-            return rollout_request(game.position, None, context, trials)
-        raise ServiceError(409, "nothing_to_roll_out", "a rollout is of a roll or a cube decision")
-
-    async def hint(self, table_id: str, player: PlayerRow) -> dict[str, Any]:
-        """The engine's ranked plays or cube analysis for the seat to act, at tables
-        against the computer."""
+    async def _hinted(self, table_id: str, player: PlayerRow) -> tuple[Level, Game, CubeContext]:
+        """The computer's level, the game and its cube and score for the seat to act, where
+        hints (and rollouts) are given: tables against the computer, the caller's turn."""
         async with self._lock(table_id):  # the position, dice and score, as committed
             table = await self._current(table_id)
         seat = self.seat_of(table, player)
@@ -699,8 +679,26 @@ class TableService:
         game = table.game
         if seat is None or table.to_act != seat or game is None:
             raise ServiceError(409, "not_your_turn", "a hint is for the seat to act")
-        engine = self.engine(Level.WORLD_CLASS if computer is Level.WORLD_CLASS else Level.EXPERT)
         context = cube_context(game, game.on_roll, table.match_length, table.games.score)
+        return Level(computer), game, context
+
+    async def rollout_request(self, table_id: str, player: PlayerRow, trials: int) -> str:
+        """The payload of a rollout of the seat to act's decision (its roll's plays, or
+        the cube before it rolls), at tables against the computer as hints are."""
+        from nard.server.jobs import rollout_request
+
+        _, game, context = await self._hinted(table_id, player)
+        if game.decision is Decision.PLAY:
+            return rollout_request(game.position, game.dice, context, trials)
+        if game.decision is Decision.ROLL:
+            return rollout_request(game.position, None, context, trials)
+        raise ServiceError(409, "nothing_to_roll_out", "a rollout is of a roll or a cube decision")
+
+    async def hint(self, table_id: str, player: PlayerRow) -> dict[str, Any]:
+        """The engine's ranked plays or cube analysis for the seat to act, at tables
+        against the computer."""
+        computer, game, context = await self._hinted(table_id, player)
+        engine = self.engine(Level.WORLD_CLASS if computer is Level.WORLD_CLASS else Level.EXPERT)
         if game.decision is Decision.PLAY:
             dice = game.dice
             assert dice is not None
