@@ -13,7 +13,6 @@ every formula and its source).
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
@@ -40,7 +39,7 @@ from nard.analysis.stats import (
 )
 from nard.computer import cube_context
 from nard.core.position import Position
-from nard.engine.cube import CubeContext
+from nard.engine.cube import CubeContext, CubeOwner
 from nard.match.game import Decision as GameDecision
 from nard.match.game import Game, GameAction
 from nard.match.replay import walk
@@ -188,7 +187,6 @@ class MatchAnalysis:
     rolls: tuple[Roll, ...]
     games: tuple[GameSummary, ...]
     notes: tuple[str, ...] = ()
-    record: MatchRecord | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """``nard analyse --json`` (the issue's shape, with more keys)."""
@@ -221,7 +219,6 @@ class _Turn:
     doubled: bool = False
     response: tuple[int, str, str] | None = None
     """(responder, its action: take / pass / beaver, Match ID with the double offered)."""
-    played_text: str = ""
 
 
 def _ids(
@@ -292,7 +289,6 @@ def _turns(
                     task,
                     _ids(game, position, seat, length, score) if task.cube else None,
                     _ids(game, position, seat, length, score, dice=dice),
-                    played_text=text,
                 )
             )
         elif kind is ActionKind.DOUBLE and decision is GameDecision.ROLL:
@@ -465,7 +461,6 @@ def analyse(
         rolls=tuple(rolls),
         games=games,
         notes=tuple(notes),
-        record=record,
     )
 
 
@@ -499,7 +494,7 @@ def _cube_decisions(entry: _Turn, verdict: CubeVerdict, names: tuple[str, str]) 
     answer = min(dt, dp, 2.0 * dt) if beavers else min(dt, dp)
     optimal = max(nd, answer)
     equities = {"no_double": nd, "double_take": dt, "double_pass": dp}
-    verb = "double" if ctx.owner.value == "centred" else "redouble"
+    verb = "double" if ctx.owner is CubeOwner.CENTRED else "redouble"
     right = verb.capitalize() if answer >= nd else f"No {verb}"
     played = verb.capitalize() if entry.doubled else f"No {verb}"
     error = optimal - (answer if entry.doubled else nd)

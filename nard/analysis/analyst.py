@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from nard.core.dice import ALL_ROLLS
 from nard.core.position import Play, Position
 from nard.engine import _kernels
@@ -33,6 +35,7 @@ from nard.engine.evaluator import (
 )
 from nard.engine.network import NeuralEvaluator, PruningEvaluator
 from nard.engine.search import (
+    ROLL_COUNTS,
     WORLD_CLASS_FILTER,
     MoveFilter,
     Pruning,
@@ -266,8 +269,7 @@ class Analyst:
             singles = [i for i, (a, b) in enumerate(ALL_ROLLS) if a != b]
             mean = (sum(mine[i] for i in singles) - sum(theirs[i] for i in singles)) / 30.0
             return mine[roll] - mean
-        weights = [1.0 if a == b else 2.0 for a, b in ALL_ROLLS]
-        mean = sum(w * v for w, v in zip(weights, mine, strict=True)) / 36.0
+        mean = float(np.dot(ROLL_COUNTS, mine)) / 36.0
         return mine[roll] - mean
 
     def _best_after_each_roll(self, position: Position, context: CubeContext) -> list[float]:

@@ -370,9 +370,7 @@ def _figures(
     trials: npt.NDArray[np.float64],
 ) -> tuple[tuple[float, float, float, float, float], float, float]:
     mean = consistent(trials.mean(axis=0, keepdims=True))[0]
-    equity = cubeless_equity(trials)
-    n = len(equity)
-    se = float(equity.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
+    _, se = _mean_and_error(cubeless_equity(trials))
     probs = (float(mean[0]), float(mean[1]), float(mean[2]), float(mean[3]), float(mean[4]))
     return probs, float(cubeless_equity(mean)), se
 

@@ -233,7 +233,7 @@ def player_stats(
     """Both players' figures from the judged ``decisions`` and ``rolls`` and each
     game's ``results`` (match winning chances or points won, by seat)."""
     match = record.match_length > 0
-    all_moves = sum(1 for _ in rolls)
+    all_moves = len(rolls)
     luck_money = [0.0, 0.0]
     luck_mwc = [0.0, 0.0]
     for roll in rolls:

@@ -41,6 +41,7 @@ __all__ = [
     "queue_for",
     "run_worker",
     "start_worker_process",
+    "worker_command",
 ]
 
 PROGRESS_EVERY = 1.0
@@ -288,11 +289,8 @@ def _reap_forever(
         time.sleep(0.5)
 
 
-def start_worker_process(
-    settings: Any, log: Callable[[str], None] | None = None
-) -> subprocess.Popen[bytes]:
-    """``nard worker`` as a child of this process, with this process's settings."""
-    where = queue_for(settings)
+def worker_command(where: QueueSettings, *extra: str) -> list[str]:
+    """The command line of a ``nard worker`` on ``where``'s queue and database."""
     command = [
         sys.executable,
         "-m",
@@ -302,11 +300,17 @@ def start_worker_process(
         where.database_url,
         "--queue-path",
         str(where.queue_path),
-        "--parent",
-        str(os.getpid()),
     ]
     if where.redis_url:
         command += ["--redis-url", where.redis_url]
+    return [*command, *extra]
+
+
+def start_worker_process(
+    settings: Any, log: Callable[[str], None] | None = None
+) -> subprocess.Popen[bytes]:
+    """``nard worker`` as a child of this process, with this process's settings."""
+    command = worker_command(queue_for(settings), "--parent", str(os.getpid()))
     if log:
         log(f"nard: analysis worker started ({' '.join(command[3:5])})")
     return subprocess.Popen(command)
@@ -325,7 +329,3 @@ def result_json(row: Any) -> dict[str, Any]:
         "finished_at": row.finished_at.isoformat() if row.finished_at else None,
         "result": row.result,
     }
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from nard.server.jobs import AnalysisQueue, queue_for, run_job
+from nard.server.jobs import AnalysisQueue, QueueSettings, queue_for, run_job, worker_command
 from tests.server.conftest import app_on, make_settings
 from tests.server.helpers import guest, new_table, play_until
 
@@ -108,20 +107,9 @@ def test_a_failed_job_says_why(client: TestClient) -> None:
     assert failed.status == "failed" and failed.error and failed.result is None
 
 
-def _worker(url: str, queue_path: Path, *extra: str) -> subprocess.Popen[bytes]:
-    command = [
-        sys.executable,
-        "-m",
-        "nard.cli.main",
-        "worker",
-        "--database-url",
-        url,
-        "--queue-path",
-        str(queue_path),
-        *extra,
-    ]
+def _worker(where: QueueSettings, *extra: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    return subprocess.Popen(command, env=env, start_new_session=True)
+    return subprocess.Popen(worker_command(where, *extra), env=env, start_new_session=True)
 
 
 def _wait_for(client: TestClient, url: str, wanted: set[str], limit: float = 180) -> dict[str, Any]:
@@ -148,7 +136,7 @@ def test_a_job_lost_with_a_killed_worker_is_made_by_the_next(
         url = f"/api/tables/{table['id']}/analyses"
         assert client.post(url, json={"plies": 2}, headers=headers).status_code == 202
         where = queue_for(make_settings(sqlite_url, tmp_path))
-        first = _worker(sqlite_url, where.queue_path)
+        first = _worker(where)
         try:
             running = _wait_for(client, url, {"running", "done"})
             assert running["status"] == "running"
@@ -156,7 +144,7 @@ def test_a_job_lost_with_a_killed_worker_is_made_by_the_next(
             os.killpg(first.pid, signal.SIGKILL)
             first.wait(timeout=30)
         assert client.get(url).json()["analyses"][0]["status"] == "running"  # left behind
-        second = _worker(sqlite_url, where.queue_path, "--stale-after", "2")
+        second = _worker(where, "--stale-after", "2")
         try:
             done = _wait_for(client, url, {"done", "failed"})
             assert done["status"] == "done", done["error"]
