@@ -416,6 +416,32 @@ def test_the_whole_tray_takes_a_bear_off(base_url: str, browser: Browser) -> Non
     assert errors == []
 
 
+def test_a_click_on_start_after_the_answer_makes_no_second_match(
+    base_url: str, browser: Browser
+) -> None:
+    """Found by a clean-clone run on a loaded machine: the second click of a double
+    click came after the new table's answer, while the page was still loading the
+    table, and Start (enabled again) made a second match. The table's own load is
+    held back here to open that window every time."""
+    page, errors = new_page(browser)
+    start_as_guest(page, base_url, "Gus")
+    page.fill("input[name=match_length]", "3")
+    held: list[Any] = []
+    page.route(re.compile(r".*/api/tables/[A-Za-z0-9_-]+$"), lambda route: held.append(route))
+    with page.expect_response(lambda r: r.url.endswith("/api/tables") and r.status == 201):
+        page.click("#start")
+    page.locator("#start").dispatch_event("click")  # as a late second click would
+    page.wait_for_timeout(300)
+    for route in held:
+        route.continue_()
+    page.unroute(re.compile(r".*/api/tables/[A-Za-z0-9_-]+$"))
+    page.wait_for_selector("#contribution")
+    page.wait_for_load_state("networkidle")
+    mine = page.evaluate("fetch('/api/my-tables').then((r) => r.json())")
+    assert len(mine) == 1, mine
+    assert errors == []
+
+
 def test_a_double_click_on_start_makes_one_match(base_url: str, browser: Browser) -> None:
     """Issue 28: double-clicking Start created two matches."""
     page, errors = new_page(browser)

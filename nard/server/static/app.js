@@ -246,10 +246,11 @@ function newGameForm() {
     try {
       await ensureGuest();
       const table = await api("POST", "/api/tables", body);
+      // The form stays off until the table's page replaces it: a click that arrives
+      // after the answer (a double click on a loaded machine) must not start another.
       navigate(`/play/${table.id}`);
     } catch (error) {
       showError(error);
-    } finally {
       starting = false;
       button.disabled = false;
     }
