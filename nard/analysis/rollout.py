@@ -40,13 +40,14 @@ import numpy as np
 import numpy.typing as npt
 
 from nard.analysis.cubeful import CubefulStart, cubeful_trials
+from nard.analysis.stats import mwc_of
 from nard.core.errors import NardError
 from nard.core.position import Play, Position
 from nard.engine.cube import (
     CubeContext,
     CubeDecision,
-    CubeOwner,
     cube_decision,
+    decide_cube,
     play_equities,
 )
 from nard.engine.engine import load_evaluator
@@ -381,29 +382,20 @@ def _mean_and_error(values: npt.NDArray[np.float64]) -> tuple[float, float]:
     return float(values.mean()), se
 
 
-def verdict(nd: float, dt: float, dp: float, ctx: CubeContext) -> CubeDecision:
-    """The cube decision from its three equities (normalised, the side on roll's), in
-    gnubg's words, as :func:`~nard.engine.cube.cube_decision` words it."""
-    verb = "double" if ctx.owner is CubeOwner.CENTRED else "redouble"
-    answer = "take" if dt < dp else "pass"
-    if not ctx.can_double():
-        action, double = "Doubling not available", False
-    elif min(dt, dp) >= nd - 1e-9:
-        action, double = f"{verb.capitalize()}, {answer}", True
-    elif nd > dp:
-        action, double = f"Too good to {verb}, {answer}", False
-    else:
-        action, double = f"No {verb}, {answer}", False
-    return CubeDecision(
-        no_double=nd,
-        double_take=dt,
-        double_pass=dp,
-        action=action,
-        double=double,
-        take=dt < dp,
-        beaver=False,
-        efficiency=0.0,
-    )
+def verdict(
+    nd: float, dt: float, dp: float, ctx: CubeContext, gammon_chance: float
+) -> CubeDecision:
+    """The cube decision from its three rolled-out equities (normalised, the side on
+    roll's), worded by :func:`~nard.engine.cube.decide_cube` as the hint words it;
+    ``gammon_chance`` is the side on roll's chance of winning a gammon or more."""
+    # means of many trials carry the sums' rounding: an exact +1 must compare as +1
+    nd, dt, dp = round(nd, 9), round(dt, 9), round(dp, 9)
+    mwc: tuple[float, float, float] | None = None
+    if not ctx.is_money:
+        win, lose = mwc_of(ctx)
+        nd_m, dt_m, dp_m = (lose + (e + 1.0) / 2.0 * (win - lose) for e in (nd, dt, dp))
+        mwc = (nd_m, dt_m, dp_m)
+    return decide_cube(nd, dt, dp, ctx, gammon_chance=gammon_chance, mwc=mwc)
 
 
 def rollout_plays(
@@ -499,7 +491,8 @@ def rollout_cube(
         trials, _ = _roll_out(work, settings, judge, weights, jobs, ray_address, progress)
         nd, nd_se = _mean_and_error(trials[0])
         dt, _ = _mean_and_error(trials[1])
-        decision = verdict(nd, dt, 1.0, ctx)
+        gammons = (judge or load_evaluator(weights)).evaluate([position])[0][1]
+        decision = verdict(nd, dt, 1.0, ctx, float(gammons))
         return CubeRollout(
             position.position_id(),
             trials.shape[1],

@@ -780,7 +780,6 @@ def cube_decision(
         efficiency = cube_efficiency(position) if position is not None else CONTACT_EFFICIENCY
     x = efficiency
     _p, wg, _wbg, _lg, _lbg = _five(probs)
-    centred = ctx.owner is CubeOwner.CENTRED
     taken = ctx.doubled()
 
     mwc: tuple[float, float, float] | None = None
@@ -801,6 +800,36 @@ def cube_decision(
 
         nd, dt, dp = norm(m_nd), norm(m_dt), norm(m_dp)
 
+    return decide_cube(nd, dt, dp, ctx, gammon_chance=wg, efficiency=x, mwc=mwc)
+
+
+def decide_cube(
+    no_double: float,
+    double_take: float,
+    double_pass: float,
+    context: CubeContext,
+    *,
+    gammon_chance: float,
+    efficiency: float = 0.0,
+    mwc: tuple[float, float, float] | None = None,
+) -> CubeDecision:
+    """The cube decision from its three equities (the side on roll's, normalised as in
+    :class:`CubeDecision`), worded as GNU Backgammon's ``FindBestCubeDecision`` words
+    it. ``gammon_chance`` is the side on roll's chance of winning a gammon or more:
+    with none, a position too good to double is doubled after all, and a pass is never
+    optional. :func:`cube_decision` and the rollouts' verdicts both come from here.
+
+    >>> decide_cube(0.6, 0.8, 1.0, CubeContext(), gammon_chance=0.1).action
+    'Double, take'
+    >>> decide_cube(0.2, 0.1, 1.0, CubeContext(), gammon_chance=0.1).action
+    'No double, take'
+    >>> dead = CubeContext(match_length=5, score=(4, 2))
+    >>> decide_cube(0.4, 0.2, 1.0, dead, gammon_chance=0).action
+    'Never double, take (dead cube)'
+    """
+    ctx = context
+    nd, dt, dp, wg = no_double, double_take, double_pass, gammon_chance
+    centred = ctx.owner is CubeOwner.CENTRED
     can_beaver = ctx.is_money and ctx.beavers and -2.0 <= dt <= 0.0
     take = dt < dp
     double = False
@@ -863,7 +892,7 @@ def cube_decision(
         double=double,
         take=take,
         beaver=beaver and take,
-        efficiency=x,
+        efficiency=efficiency,
         mwc_no_double=mwc[0] if mwc else None,
         mwc_double_take=mwc[1] if mwc else None,
         mwc_double_pass=mwc[2] if mwc else None,

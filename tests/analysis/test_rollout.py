@@ -14,10 +14,11 @@ from nard.analysis.rollout import (
     block_trials,
     rollout_cube,
     rollout_plays,
+    verdict,
 )
 from nard.cli.main import main
 from nard.core.position import Position
-from nard.engine.cube import CubeContext
+from nard.engine.cube import CubeContext, CubeOwner, cube_decision
 from nard.engine.engine import load_evaluator
 from nard.engine.network import NeuralEvaluator
 from nard.engine.search import evaluate_ply_boards
@@ -147,7 +148,8 @@ def test_a_cubeful_rollout_of_a_won_game_is_its_exact_result(evaluator: NeuralEv
         won, CubeContext(match_length=5, score=(4, 4)), settings, evaluator=evaluator
     )
     assert dmp.decision.no_double == pytest.approx(1.0)  # the match: +1 in EMG
-    assert "not available" in dmp.decision.action
+    # worded as the hint words it (it said "Doubling not available" before)
+    assert dmp.decision.action == "Never double, take (dead cube)"
 
 
 def test_a_cubeful_rollout_turns_the_cube_inside_the_trials(evaluator: NeuralEvaluator) -> None:
@@ -170,3 +172,38 @@ def test_a_cubeful_rollout_turns_the_cube_inside_the_trials(evaluator: NeuralEva
     )
     assert plays.to_json()["cubeful_trials"] is True
     assert all(c.probabilities is None and 0 < c.standard_error < 0.1 for c in plays.candidates)
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        CubeContext(),
+        CubeContext(beavers=True),
+        CubeContext(jacoby=True),
+        CubeContext(cube=2, owner=CubeOwner.ON_ROLL),
+        CubeContext(cube=2, owner=CubeOwner.OPPONENT),
+        CubeContext(match_length=7, score=(2, 4)),
+        CubeContext(match_length=5, score=(4, 2)),
+        CubeContext(match_length=5, score=(4, 4)),
+        CubeContext(match_length=5, score=(3, 4), crawford=True),
+    ],
+)
+def test_a_rollout_words_the_cube_as_the_hint_does(context: CubeContext) -> None:
+    """Equal equities get equal words: the rollouts' verdict and the hint's cube decision
+    both come from :func:`~nard.engine.cube.decide_cube` (the rollout's own copy said
+    "Doubling not available" at a dead cube, and knew no beaver or optional double)."""
+    grid = np.linspace(0.02, 0.98, 7)
+    for win in grid:
+        for gammon in (0.0, 0.1, 0.35):
+            probs = [win, min(gammon, win), 0.0, min(gammon, 1 - win) / 2, 0.0]
+            hint = cube_decision(probs, context)
+            rolled = verdict(hint.no_double, hint.double_take, hint.double_pass, context, probs[1])
+            assert (rolled.action, rolled.double, rolled.take, rolled.beaver) == (
+                hint.action,
+                hint.double,
+                hint.take,
+                hint.beaver,
+            ), (probs, context)
+            if not context.is_money:
+                assert rolled.mwc_no_double == pytest.approx(hint.mwc_no_double)
+                assert rolled.mwc_double_take == pytest.approx(hint.mwc_double_take)
