@@ -779,7 +779,14 @@ def create_app(
             raise ServiceError(401, "not_signed_in", "play as a guest or sign in first")
         player = await acting(who, "analysis")
         table_id = _check_id(table_id)
-        payload = await service.rollout_request(table_id, player, body.trials)
+        payload = await service.rollout_request(
+            table_id,
+            player,
+            trials=body.trials,
+            truncate=body.truncate,
+            cubeful=body.cubeful,
+            seed=body.seed,
+        )
         row = store.queue_analysis(table_id, 0, player.id, payload, kind="rollout")
         analysis_queue.enqueue(row.id, payload, 0, "rollout")
         return result_json(row)

@@ -187,9 +187,12 @@ def rollout_request(
     context: Any,
     trials: int,
     truncate: int = 11,
+    cubeful: bool = False,
+    seed: int = 1,
 ) -> str:
     """The payload of a rollout job: the position (side on roll), the roll (None: the
-    cube), the cube and score (a :class:`~nard.engine.cube.CubeContext`)."""
+    cube), the cube and score (a :class:`~nard.engine.cube.CubeContext`) and the
+    rollout's settings (:class:`~nard.analysis.rollout.RolloutSettings`)."""
     return json.dumps(
         {
             "position_id": position.position_id(),
@@ -203,6 +206,8 @@ def rollout_request(
             "beavers": context.beavers,
             "trials": trials,
             "truncate": truncate,
+            "cubeful": cubeful,
+            "seed": seed,
         }
     )
 
@@ -222,7 +227,12 @@ def run_rollout(request: dict[str, Any], progress: Callable[[int, int], None]) -
         jacoby=bool(request["jacoby"]),
         beavers=bool(request["beavers"]),
     )
-    settings = RolloutSettings(trials=int(request["trials"]), truncate=int(request["truncate"]))
+    settings = RolloutSettings(
+        trials=int(request["trials"]),
+        truncate=int(request["truncate"]),
+        cubeful=bool(request.get("cubeful", False)),  # rows queued before the option: cubeless
+        seed=int(request.get("seed", 1)),
+    )
     dice = request.get("dice")
     if dice:
         made = rollout_plays(position, (dice[0], dice[1]), context, settings, progress=progress)

@@ -150,9 +150,14 @@ class AnalysisRequest(_Strict):
 
 
 class RolloutRequest(_Strict):
-    """Roll out the seat to act's decision: ``trials`` (36-2592, whole blocks of 36)."""
+    """Roll out the seat to act's decision: ``trials`` (36-2592, rounded up to whole
+    blocks of 36), each cut after ``truncate`` turns (1-25), the cube turned inside
+    the trials when ``cubeful``, the dice from ``seed``."""
 
-    trials: int = Field(default=324, ge=36, le=2592)
+    trials: StrictInt = Field(default=324, ge=36, le=2592)
+    truncate: StrictInt = Field(default=11, ge=1, le=25)
+    cubeful: StrictBool = False
+    seed: StrictInt = Field(default=1, ge=0, le=2**31 - 1)
 
 
 class ActionRequest(_Strict):

@@ -682,16 +682,26 @@ class TableService:
         context = cube_context(game, game.on_roll, table.match_length, table.games.score)
         return Level(computer), game, context
 
-    async def rollout_request(self, table_id: str, player: PlayerRow, trials: int) -> str:
+    async def rollout_request(
+        self,
+        table_id: str,
+        player: PlayerRow,
+        *,
+        trials: int,
+        truncate: int = 11,
+        cubeful: bool = False,
+        seed: int = 1,
+    ) -> str:
         """The payload of a rollout of the seat to act's decision (its roll's plays, or
         the cube before it rolls), at tables against the computer as hints are."""
         from nard.server.jobs import rollout_request
 
         _, game, context = await self._hinted(table_id, player)
+        how = {"trials": trials, "truncate": truncate, "cubeful": cubeful, "seed": seed}
         if game.decision is Decision.PLAY:
-            return rollout_request(game.position, game.dice, context, trials)
+            return rollout_request(game.position, game.dice, context, **how)
         if game.decision is Decision.ROLL:
-            return rollout_request(game.position, None, context, trials)
+            return rollout_request(game.position, None, context, **how)
         raise ServiceError(409, "nothing_to_roll_out", "a rollout is of a roll or a cube decision")
 
     async def hint(self, table_id: str, player: PlayerRow) -> dict[str, Any]:

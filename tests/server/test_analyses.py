@@ -258,7 +258,26 @@ def test_a_rollout_of_the_decision_at_hand_is_a_job_too(client: TestClient) -> N
     assert {c["name"] for c in result["candidates"]} <= legal
     # not a match analysis: the analysis list stays empty
     assert client.get(f"/api/tables/{table['id']}/analyses").json() == {"analyses": []}
+    assert result["cubeful_trials"] is False and (result["truncate"], result["seed"]) == (11, 1)
     assert client.post(url, json={"trials": 10}, headers=headers).status_code == 422
+    for bad in (
+        {"trials": "36"},
+        {"truncate": 0},
+        {"truncate": 26},
+        {"cubeful": "yes"},
+        {"seed": -1},
+        {"plies": 2},
+    ):
+        assert client.post(url, json=bad, headers=headers).status_code == 422, bad
+    # the player's settings: cubeful trials, their length and seed (the page's options)
+    asked = {"trials": 36, "truncate": 3, "cubeful": True, "seed": 7}
+    assert client.post(url, json=asked, headers=headers).status_code == 202
+    assert _queue(client).run_one()
+    row = client.get(url).json()["rollouts"][0]
+    assert row["status"] == "done", row["error"]
+    made = row["result"]
+    assert made["cubeful_trials"] is True and (made["truncate"], made["seed"]) == (3, 7)
+    assert all(c["probabilities"] is None for c in made["candidates"])
     other = TestClient(client.app)
     guest(other, "bob")
     assert other.get(url).json() == {"rollouts": []}  # one's own rollouts only

@@ -77,9 +77,14 @@ def test_analyse_a_finished_match_and_step_to_an_error(
             and page.inner_text("#status").find("Your turn") >= 0
             and page.locator("button[data-action=confirm]").count()
         ):
+            # the rollout's options, kept by the page: 144 cubeful trials of 7 turns
+            page.select_option("#rollout-trials", "144")
+            page.select_option("#rollout-truncate", "7")
+            page.check("#rollout-cubeful")
             button.click()
             page.wait_for_selector("#rollout ol li", timeout=120_000)
-            assert "±" in page.inner_text("#rollout")
+            shown = page.inner_text("#rollout")
+            assert "±" in shown and "144 trials, cubeful, 7 turns per trial" in shown, shown
             page.screenshot(path=str(tmp_path / "rollout.png"))
             break
         if not take_turn(page):

@@ -299,6 +299,21 @@ function settings() {
     swap: localStorage.getItem("nard.swap") === "1",
     speed: speed in SPEEDS ? speed : "normal",
     autoConfirm: localStorage.getItem("nard.autoconfirm") === "1",
+    rollout: rolloutSettings(),
+  };
+}
+
+// How the page's "Roll out" rolls out (sent with the request; the server checks them).
+const ROLLOUT_TRIALS = [144, 324, 648, 1296, 2592];
+const ROLLOUT_TRUNCATE = [7, 11, 17, 25];
+
+function rolloutSettings() {
+  const trials = Number(localStorage.getItem("nard.rollout.trials"));
+  const truncate = Number(localStorage.getItem("nard.rollout.truncate"));
+  return {
+    trials: ROLLOUT_TRIALS.includes(trials) ? trials : 324,
+    truncate: ROLLOUT_TRUNCATE.includes(truncate) ? truncate : 11,
+    cubeful: localStorage.getItem("nard.rollout.cubeful") === "1",
   };
 }
 
@@ -961,7 +976,7 @@ async function tableView(id) {
   // A rollout of the decision at hand, made by a worker: progress, then its figures.
   async function startRollout() {
     try {
-      const row = await api("POST", `/api/tables/${table.id}/rollouts`, { trials: 324 });
+      const row = await api("POST", `/api/tables/${table.id}/rollouts`, settings().rollout);
       rollout = { ...row, seq: table.seq };
       pollRollout();
     } catch (error) { showError(error); }
@@ -988,12 +1003,13 @@ async function tableView(id) {
     }
     const r = row.result;
     const signed = (v) => `${v >= 0 ? "+" : ""}${v.toFixed(3)}`;
+    const how = h("p", { text: t("rollout_done", { trials: num(r.trials), truncate: num(r.truncate), seed: num(r.seed), kind: t(r.cubeful_trials ? "rollout_cubeful" : "rollout_cubeless") }) });
     if (r.kind === "plays") {
-      return h("div", { id: "rollout" }, h("p", { text: t("rollout_done", { trials: num(r.trials) }) }),
+      return h("div", { id: "rollout" }, how,
         h("ol", {}, ...r.candidates.map((c) => h("li", {}, h("bdi", { dir: "ltr", text: c.name }),
           `  ${num(signed(c.cubeful))} (± ${num(c.standard_error.toFixed(3))})`))));
     }
-    return h("div", { id: "rollout" }, h("p", { text: t("rollout_done", { trials: num(r.trials) }) }),
+    return h("div", { id: "rollout" }, how,
       h("p", { text: t("hint_cube", { action: cubeAdvice(r.action) }) }),
       h("p", { dir: "ltr", text: `ND ${signed(r.no_double)} · D/T ${signed(r.double_take)} · D/P ${signed(r.double_pass)}` }));
   }
@@ -1066,10 +1082,25 @@ async function tableView(id) {
       h("select", { id: "digits", onchange: (e) => { localStorage.setItem("nard.digits", e.target.value); render(); } },
         h("option", { value: "latin", selected: !nativeDigits(), text: "123" }),
         h("option", { value: "native", selected: nativeDigits(), text: language() === "fa" ? "۱۲۳" : "١٢٣" })));
-    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", analysisSection(), orientation, swap, speed, auto, digits || "", fair, downloads);
+    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", analysisSection(), orientation, swap, speed, auto, digits || "", rolloutOptions(cfg.rollout), fair, downloads);
     // The newest entry in view, unless the player scrolled back to read.
     if (following) historyList.scrollTop = historyList.scrollHeight;
     else historyList.scrollTop = scrolled.scrollTop;
+  }
+
+  // The rollout's settings, where "Roll out" is offered: trials, turns per trial, cubeful.
+  function rolloutOptions(current) {
+    if (table.status === "finished" || isChouette() || !table.seats.some((s) => s.kind === "computer")) return "";
+    const store = (key, value) => { localStorage.setItem(`nard.rollout.${key}`, value); };
+    return h("fieldset", { id: "rollout-options" }, h("legend", { text: t("rollout_options") }),
+      h("label", { class: "check" }, h("span", { text: `${t("rollout_trials")}: ` }),
+        h("select", { id: "rollout-trials", onchange: (e) => store("trials", e.target.value) },
+          ...ROLLOUT_TRIALS.map((n) => h("option", { value: String(n), selected: n === current.trials, text: num(n) })))),
+      h("label", { class: "check" }, h("span", { text: `${t("rollout_truncate")}: ` }),
+        h("select", { id: "rollout-truncate", onchange: (e) => store("truncate", e.target.value) },
+          ...ROLLOUT_TRUNCATE.map((n) => h("option", { value: String(n), selected: n === current.truncate, text: num(n) })))),
+      h("label", { class: "check" }, h("input", { type: "checkbox", id: "rollout-cubeful", checked: current.cubeful, onchange: (e) => store("cubeful", e.target.checked ? "1" : "0") }),
+        h("span", { text: t("rollout_cubeful_option") })));
   }
 
   // -- analysis: queued on the server, made by a worker, shown here ---------------
