@@ -697,11 +697,11 @@ class TableService:
         from nard.server.jobs import rollout_request
 
         _, game, context = await self._hinted(table_id, player)
-        how = {"trials": trials, "truncate": truncate, "cubeful": cubeful, "seed": seed}
-        if game.decision is Decision.PLAY:
-            return rollout_request(game.position, game.dice, context, **how)
-        if game.decision is Decision.ROLL:
-            return rollout_request(game.position, None, context, **how)
+        if game.decision in (Decision.PLAY, Decision.ROLL):
+            dice = game.dice if game.decision is Decision.PLAY else None
+            return rollout_request(
+                game.position, dice, context, trials, truncate, cubeful=cubeful, seed=seed
+            )
         raise ServiceError(409, "nothing_to_roll_out", "a rollout is of a roll or a cube decision")
 
     async def hint(self, table_id: str, player: PlayerRow) -> dict[str, Any]:
