@@ -71,8 +71,7 @@ def cmd_worker(
         raise NardError(str(exc)) from None
     where = queue_for(settings)
     print(
-        f"nard: analysis worker on {where.redis_url or where.queue_path} "
-        f"(database {_shown(settings.database_url)})",
+        f"nard: analysis worker on {where.place} (database {_shown(settings.database_url)})",
         flush=True,
     )
     if stale_after is not None and stale_after <= 0:

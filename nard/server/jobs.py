@@ -2,9 +2,11 @@
 
 The web processes never analyse: ``POST /api/tables/{id}/analyses`` stores an
 ``analyses`` row (``queued``) and puts a job on a durable queue built on Huey
-(a maintained task queue): on Redis when ``NARD_REDIS_URL`` is set (several
-server processes share it), else in an SQLite file beside the database
-(``NARD_QUEUE_PATH``, default ``queue.db`` in the data directory). A worker
+(a maintained task queue): on Redis when ``NARD_REDIS_URL`` is set, else in an
+SQLite file when ``NARD_QUEUE_PATH`` names one, else in the database itself when it
+is PostgreSQL (Huey's SQL storage, tables in the schema ``nard_queue``; workers on
+other machines take jobs with ``SELECT ... FOR UPDATE SKIP LOCKED``), else in an
+SQLite file beside the database (``queue.db`` in the data directory). A worker
 takes each job, replays the match record it carries, judges it with
 :func:`nard.analysis.analyse` (writing its progress to the row as it goes) and
 stores the result, or the reason it failed. A job that dies with its worker
@@ -57,23 +59,97 @@ class QueueSettings:
 
     database_url: str
     redis_url: str | None
-    queue_path: Path
+    queue_path: Path | None
+    """The SQLite file of the queue; None: in the (PostgreSQL) database."""
+
+    @property
+    def place(self) -> str:
+        """Where the jobs wait, in words (for the logs; no password)."""
+        if self.redis_url:
+            return "Redis"
+        if self.queue_path is None:
+            return "the database (schema nard_queue)"
+        return str(self.queue_path)
 
 
 def queue_for(settings: Any) -> QueueSettings:
-    """The queue of a server's :class:`~nard.server.settings.Settings`."""
-    return QueueSettings(
-        settings.database_url,
-        settings.redis_url,
-        Path(settings.queue_path) if settings.queue_path else settings.data_dir / "queue.db",
-    )
+    """The queue of a server's :class:`~nard.server.settings.Settings` (the module
+    doc says where)."""
+    path: Path | None
+    if settings.queue_path:
+        path = Path(settings.queue_path)
+    elif _is_postgres(settings.database_url):
+        path = None
+    else:
+        path = settings.data_dir / "queue.db"
+    return QueueSettings(settings.database_url, settings.redis_url, path)
+
+
+QUEUE_SCHEMA = "nard_queue"
+"""The PostgreSQL schema of the queue's tables (Huey's ``kv``, ``schedule``, ``task``
+and ``counter``), apart from nard's own."""
+
+
+def _is_postgres(database_url: str) -> bool:
+    from sqlalchemy.engine import make_url
+
+    return make_url(database_url).get_backend_name() == "postgresql"
 
 
 def _huey(where: QueueSettings) -> Huey:
     if where.redis_url:
         return RedisHuey("nard-analysis", url=where.redis_url, results=False)
+    if where.queue_path is None:
+        return _postgres_huey(where.database_url)
     where.queue_path.parent.mkdir(parents=True, exist_ok=True)
     return SqliteHuey("nard-analysis", filename=str(where.queue_path), results=False)
+
+
+def _postgres_huey(database_url: str) -> Huey:
+    """Huey's SQL storage on the PostgreSQL database of ``database_url`` (peewee on
+    psycopg 3), its tables in :data:`QUEUE_SCHEMA`, made once under an advisory lock
+    so that processes starting together do not race to create them."""
+    from huey.contrib.sql_huey import SqlHuey
+    from peewee import InterfaceError, OperationalError, PostgresqlDatabase
+    from playhouse.shortcuts import ReconnectMixin
+    from sqlalchemy.engine import make_url
+
+    class Database(ReconnectMixin, PostgresqlDatabase):  # type: ignore[misc]
+        """A connection the server dropped (restarted, or an idle one killed) is made
+        again on the next statement outside a transaction, as psycopg 3 words it."""
+
+        reconnect_errors = (
+            (OperationalError, "terminating connection"),
+            (OperationalError, "the connection is closed"),
+            (OperationalError, "server closed the connection"),
+            (OperationalError, "connection is lost"),
+            (InterfaceError, "the connection is closed"),
+            (InterfaceError, "connection already closed"),
+        )
+
+    url = make_url(database_url)
+    extra: dict[str, Any] = {k: v for k, v in url.query.items() if isinstance(v, str)}
+    database: Any = Database(
+        url.database,
+        user=url.username,
+        password=url.password,
+        host=url.host,
+        port=url.port,
+        options=f"-c search_path={QUEUE_SCHEMA}",
+        **extra,
+    )
+    huey = SqlHuey("nard-analysis", database=database, results=False, create_tables=False)
+    storage = huey.storage
+    database.execute_sql("SELECT pg_advisory_lock(%s)", (_QUEUE_LOCK,))
+    try:
+        database.execute_sql(f"CREATE SCHEMA IF NOT EXISTS {QUEUE_SCHEMA}")
+        database.create_tables([storage.KV, storage.Schedule, storage.Task, storage.Counter])
+    finally:
+        database.execute_sql("SELECT pg_advisory_unlock(%s)", (_QUEUE_LOCK,))
+    return huey
+
+
+_QUEUE_LOCK = 0x6E617264  # "nard": the advisory lock the queue's tables are made under
 
 
 def annotate(result: dict[str, Any]) -> dict[str, Any]:
@@ -308,9 +384,9 @@ def worker_command(where: QueueSettings, *extra: str) -> list[str]:
         "worker",
         "--database-url",
         where.database_url,
-        "--queue-path",
-        str(where.queue_path),
     ]
+    if where.queue_path is not None:
+        command += ["--queue-path", str(where.queue_path)]
     if where.redis_url:
         command += ["--redis-url", where.redis_url]
     return [*command, *extra]

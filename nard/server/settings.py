@@ -80,7 +80,7 @@ class Settings:
     queue_path: str = _setting(
         "NARD_QUEUE_PATH",
         "the SQLite file analysis jobs wait in when there is no Redis "
-        "(default: queue.db in the data directory)",
+        "(default: in the database when it is PostgreSQL, else queue.db in the data directory)",
         "",
     )
     analysis_workers: int = _setting(

@@ -281,3 +281,55 @@ def test_a_rollout_of_the_decision_at_hand_is_a_job_too(client: TestClient) -> N
     other = TestClient(client.app)
     guest(other, "bob")
     assert other.get(url).json() == {"rollouts": []}  # one's own rollouts only
+
+
+def test_on_postgresql_the_jobs_wait_in_the_database(postgres_url: str, tmp_path: Path) -> None:
+    """A PostgreSQL deployment without Redis queues its jobs in its own database (Huey's
+    SQL storage in the schema ``nard_queue``), not in an SQLite file of one machine: a
+    worker given nothing but the database URL takes them. The queue's connection
+    dropped by the server (as a restart does), the web process still queues and the
+    worker still takes jobs."""
+    from sqlalchemy import create_engine, text
+
+    settings = make_settings(postgres_url, tmp_path)
+    where = queue_for(settings)
+    assert where.queue_path is None and where.place.startswith("the database")
+    app, storage = app_on(postgres_url, tmp_path)
+    admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    worker = _worker(where)
+    assert "--queue-path" not in worker_command(where)
+    try:
+        with TestClient(app) as client:
+            headers = guest(client)
+            table = _finished(client, headers)
+            url = f"/api/tables/{table['id']}/analyses"
+            assert client.post(url, json={"plies": 0}, headers=headers).status_code == 202
+            assert _wait_for(client, url, {"done", "failed"})["status"] == "done"
+            with admin.connect() as conn:
+                tables = conn.execute(
+                    text(
+                        "SELECT table_name FROM information_schema.tables "
+                        "WHERE table_schema = 'nard_queue'"
+                    )
+                ).scalars()
+                assert {"task", "kv", "schedule", "counter"} <= set(tables)
+                dropped = (
+                    conn.execute(
+                        text(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                        )
+                    )
+                    .scalars()
+                    .all()
+                )
+            assert dropped  # the web process's and the worker's connections
+            assert client.post(url, json={"plies": 1}, headers=headers).status_code == 202
+            row = _wait_for(client, url, {"done", "failed"})
+            assert row["status"] == "done" and row["plies"] == 1, row["error"]
+        assert not (tmp_path / "queue.db").exists()
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=30)
+        admin.dispose()
+        storage.close()
