@@ -11,12 +11,16 @@ single under the Jacoby rule while the cube is centred); at the cut after
 ``truncate`` turns the position's cubeful equity by formula (Janowski's in money
 play, gnubg's method in match play) closes the trial.
 
-Variance reduction: each roll's luck (its best play's cubeless 0-ply equity less the
-1-ply average over the 36 rolls, which averages exactly zero over the rolls) times
-the stake at that moment (the cube in money play; half the match winning chances
-between winning and losing the cube in match play) is subtracted from the trial's
-value. Whatever the stake, the correction has mean zero, so the estimate stays
-unbiased; it takes out most of the dice's noise.
+Variance reduction: each roll's luck is taken out of the trial's value, measured
+in cubeful equity at the cube of the moment: the mover's cubeful equity after the
+roll's best play (:func:`~nard.engine.cube.play_equities`: the opponent on roll,
+the cube as it is, by formula) less the average of that over the 36 rolls, which
+averages exactly zero over the rolls, times the stake (the cube in money play;
+half the match winning chances between winning and losing the cube in match play).
+Whatever the measure, the correction has mean zero, so the estimate stays unbiased;
+measured in cubeful equity it also takes out the noise of the cube's jumps near the
+doubling window (the opening position's cube, 108 trials cut at 5 turns: standard
+error 1.8x the cubeless rollout's, against 5.6x with each roll's cubeless luck).
 
 Values are from the root side's view: money points per unit of the root's cube, or
 in match play the root's normalised equity (EMG) at the root's cube, as
@@ -33,9 +37,16 @@ import numpy.typing as npt
 from nard.analysis.stats import mwc_of
 from nard.core.position import Position
 from nard.engine import _kernels
-from nard.engine.cube import CubeContext, CubeOwner, cube_decision, cube_efficiency, cubeful_equity
+from nard.engine.cube import (
+    CubeContext,
+    CubeOwner,
+    cube_decision,
+    cube_efficiency,
+    cubeful_equity,
+    play_equities,
+)
 from nard.engine.evaluator import Evaluator, cubeless_equity, evaluate_boards
-from nard.engine.playout import one_ply_turn
+from nard.engine.playout import ROLL_WEIGHTS, one_ply_turn
 
 __all__ = ["CubefulStart", "cubeful_trials"]
 
@@ -100,7 +111,7 @@ def cubeful_trials(
             alive, boards = alive[keep], boards[keep]
             if not len(alive):
                 break
-        kids, _, _, best, mover, baseline = one_ply_turn(evaluator, boards)
+        kids, _, kid_probs, best, _, baseline = one_ply_turn(evaluator, boards)
         if t == truncate:
             for k, i in enumerate(alive):
                 mine = _value(contexts[i], baseline[k], Position(boards[k].tolist()), True)
@@ -119,7 +130,7 @@ def cubeful_trials(
                 if decision.double:
                     ctx = contexts[i] = ctx.doubled()
             roll = int(rolls[i, t])
-            luck = float(cubeless_equity(mover[k, roll]) - cubeless_equity(baseline[k]))
+            luck = _cubeful_luck(kids, kid_probs, best[k], roll, ctx)
             stake = ctx.cube if ctx.is_money else (mwc_of(ctx)[0] - mwc_of(ctx)[1]) / 2.0
             sign = 1.0 if root_on_roll[i] else -1.0
             correction[i] += sign * stake * luck
@@ -136,6 +147,21 @@ def cubeful_trials(
     win, lose = mwc_of(root)
     normalised: npt.NDArray[np.float64] = (2.0 * adjusted - (win + lose)) / (win - lose)
     return normalised
+
+
+def _cubeful_luck(
+    kids: npt.NDArray[np.int64],
+    kid_probs: npt.NDArray[np.float64],
+    best: npt.NDArray[np.int64],
+    roll: int,
+    ctx: CubeContext,
+) -> float:
+    """The luck of ``roll`` in the mover's normalised cubeful equity at ``ctx``: its
+    best play's cubeful equity (:func:`~nard.engine.cube.play_equities`, the cube as
+    it is) less the average over the 36 rolls of theirs."""
+    results = [Position(kids[j].tolist()) for j in best]
+    values = np.asarray(play_equities(list(kid_probs[best]), results, ctx), dtype=np.float64)
+    return float(values[roll] - ROLL_WEIGHTS @ values)
 
 
 def _root(mine: float, ctx: CubeContext, root_on_roll: bool) -> float:
