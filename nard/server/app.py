@@ -74,9 +74,12 @@ from nard.server.schemas import (
     GuestRequest,
     Health,
     JoinRequest,
+    LeaderboardEntry,
     Me,
     NewTableRequest,
     PasswordRequest,
+    Profile,
+    RatedMatch,
     RolloutRequest,
     SeatView,
     TableSummary,
@@ -84,7 +87,13 @@ from nard.server.schemas import (
 )
 from nard.server.service import AnyTable, NewTable, ServiceError, TableService, Watcher
 from nard.server.settings import Settings
-from nard.server.storage import SESSION_LIFETIME, Storage, StoredTable, UsernameTakenError
+from nard.server.storage import (
+    SESSION_LIFETIME,
+    Storage,
+    StoredTable,
+    UsernameTakenError,
+    aware,
+)
 from nard.server.tables import TableRules
 from nard.server.usernames import InvalidUsernameError, canonical_username, check_username
 
@@ -521,7 +530,11 @@ def create_app(
             max_age=int(SESSION_LIFETIME.total_seconds()),
         )
         return Me(
-            id=player.id, name=player.display_name, guest=player.username is None, csrf_token=csrf
+            id=player.id,
+            name=player.display_name,
+            guest=player.username is None,
+            csrf_token=csrf,
+            username=player.username,
         )
 
     async def end_session(token: str | None) -> None:
@@ -587,7 +600,13 @@ def create_app(
         if who.player is None or who.csrf is None:
             return None
         p = who.player
-        return Me(id=p.id, name=p.display_name, guest=p.username is None, csrf_token=who.csrf)
+        return Me(
+            id=p.id,
+            name=p.display_name,
+            guest=p.username is None,
+            csrf_token=who.csrf,
+            username=p.username,
+        )
 
     @app.post("/api/guest", response_model=Me, responses=_errors(403, 429))
     async def guest(body: GuestRequest, request: Request, response: Response, who: Auth) -> Me:
@@ -688,6 +707,7 @@ def create_app(
             ],
             match_length=int(row.settings.get("match_length", 0)),
             created_at=row.created_at.isoformat(),
+            rated=bool(row.rated),
         )
 
     async def acting(who: _Auth, policy: str = "action") -> PlayerRow:
@@ -722,6 +742,7 @@ def create_app(
             public=body.public,
             chouette=body.players if chouette else 0,
             computers=body.computers if chouette else 0,
+            rated=body.rated,
         )
         table = await service.create(player, spec)
         return table_response(table, player, 201)
@@ -737,6 +758,62 @@ def create_app(
         tables = store.tables_of(who.player.id)
         analysed = store.analysed_tables([t.row.id for t in tables])
         return [summary(t).model_copy(update={"analysed": analysed.get(t.row.id)}) for t in tables]
+
+    # -- players: profiles and ratings ------------------------------------------------
+    @app.get("/api/players/{username}", response_model=Profile, responses=_errors(404))
+    async def profile(username: str) -> Profile:
+        """An account's profile: rating and its history, results, analyses' average."""
+        found = store.player_by_username(username[:64]) if username else None
+        if found is None:
+            raise ServiceError(404, "no_such_player", f"no player is called {username[:64]!r}")
+        history = store.rating_history(found.id)
+        tables = store.tables_of(found.id, limit=20)
+        rates = store.error_rates_of(found.id)
+        return Profile(
+            name=found.display_name,
+            username=found.username,
+            rating=round(float(found.rating), 2),
+            experience=int(found.experience),
+            rated_matches=int(found.rated_matches),
+            rated_wins=sum(1 for h in history if h.won),
+            rank=store.rank_of(found.id),
+            matches_finished=store.count_finished(found.id),
+            average_error_rate=round(sum(rates) / len(rates), 2) if rates else None,
+            analysed_matches=len(rates),
+            history=[
+                RatedMatch(
+                    table_id=h.table_id,
+                    at=_iso(h.created_at),
+                    won=h.won,
+                    match_length=h.match_length,
+                    opponent=h.opponent_name,
+                    opponent_rating=round(h.opponent_rating, 2),
+                    rating_before=round(h.rating_before, 2),
+                    rating_after=round(h.rating_after, 2),
+                )
+                for h in history
+            ],
+            recent=[summary(t) for t in tables],
+            since=_iso(found.created_at),
+        )
+
+    @app.get("/api/leaderboard", response_model=list[LeaderboardEntry])
+    async def leaderboard(
+        offset: Annotated[int, Query(ge=0, le=100_000)] = 0,
+        limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    ) -> list[LeaderboardEntry]:
+        """Accounts with a rated match, best rating first."""
+        return [
+            LeaderboardEntry(
+                rank=offset + n + 1,
+                name=p.display_name,
+                username=p.username or "",
+                rating=round(float(p.rating), 2),
+                experience=int(p.experience),
+                rated_matches=int(p.rated_matches),
+            )
+            for n, p in enumerate(store.leaderboard(limit, offset))
+        ]
 
     # -- analyses ---------------------------------------------------------------------
     @app.post(
@@ -1074,7 +1151,15 @@ def create_app(
     async def page() -> HTMLResponse:
         return HTMLResponse((static / "index.html").read_text(encoding="utf-8"))
 
-    for path in ("/", "/play/{table_id}", "/verify", "/archive", "/rules"):
+    for path in (
+        "/",
+        "/play/{table_id}",
+        "/verify",
+        "/archive",
+        "/rules",
+        "/ratings",
+        "/players/{username}",
+    ):
         app.add_api_route(path, _page_route(page), include_in_schema=False)
     return app
 
@@ -1107,3 +1192,9 @@ def _check_id(table_id: str) -> str:
     if not (1 <= len(table_id) <= 16) or not all(c.isalnum() or c in "-_" for c in table_id):
         raise ServiceError(404, "no_such_table", f"no table {table_id[:40]!r}")
     return table_id
+
+
+def _iso(moment: Any) -> str:
+    """A stored time as ISO 8601 in UTC ("" for none)."""
+    found = aware(moment)
+    return found.isoformat() if found is not None else ""

@@ -14,6 +14,7 @@ metric                                 what
 ``nard_tables_cached``                 tables held in memory
 ``nard_tables_created_total``          tables created
 ``nard_tables_loaded_total``           tables rebuilt from the database
+``nard_rated_matches_total``           matches rated (docs/ratings.md)
 ``nard_table_conflicts_total``         commits that lost a race (reloaded, checked again)
 ``nard_redis_up``                      1 while the Redis subscription is up
 ``nard_redis_reconnects_total``        Redis subscriptions lost
@@ -63,6 +64,9 @@ class Metrics:
         self.tables_created = Counter("nard_tables_created", "tables created", registry=r)
         self.tables_loaded = Counter(
             "nard_tables_loaded", "tables rebuilt from the database", registry=r
+        )
+        self.rated_matches = Counter(
+            "nard_rated_matches", "matches rated (docs/ratings.md)", registry=r
         )
         self.conflicts = Counter(
             "nard_table_conflicts", "commits that lost a race to another writer", registry=r

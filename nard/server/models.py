@@ -16,6 +16,7 @@ from sqlalchemy import (
     JSON,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Integer,
     String,
@@ -29,6 +30,7 @@ __all__ = [
     "AuthSession",
     "Base",
     "PlayerRow",
+    "RatingChangeRow",
     "TableActionRow",
     "TableRow",
     "TableSeatRow",
@@ -57,6 +59,11 @@ class PlayerRow(Base):
     display_name: Mapped[str] = mapped_column(String(32))
     password_hash: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    rating: Mapped[float] = mapped_column(Float, default=1500.0, index=True)
+    """The FIBS rating (docs/ratings.md): 1500 before the first rated match."""
+    experience: Mapped[int] = mapped_column(Integer, default=0)
+    """The sum of the lengths of the rated matches finished."""
+    rated_matches: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class AuthSession(Base):
@@ -85,6 +92,8 @@ class TableRow(Base):
     commitment: Mapped[str] = mapped_column(String(64))
     invite_token: Mapped[str] = mapped_column(String(32))
     public: Mapped[bool] = mapped_column(Boolean, default=False)
+    rated: Mapped[bool] = mapped_column(Boolean, default=False)
+    """A rated match (docs/ratings.md): its result changes the players' ratings."""
     creator_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
     action_count: Mapped[int] = mapped_column(Integer, default=0)
     """The table's sequence number: every change appends actions and advances it
@@ -123,6 +132,28 @@ class TableActionRow(Base):
     seat: Mapped[int] = mapped_column(Integer)
     command: Mapped[dict[str, Any]] = mapped_column(JSON)
     note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class RatingChangeRow(Base):
+    """What one rated match did to one player's rating; (table, player) is unique, so a
+    match is rated once whichever process ends it."""
+
+    __tablename__ = "rating_changes"
+
+    table_id: Mapped[str] = mapped_column(
+        ForeignKey("tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True, index=True)
+    won: Mapped[bool] = mapped_column(Boolean)
+    match_length: Mapped[int] = mapped_column(Integer)
+    opponent_id: Mapped[int | None] = mapped_column(ForeignKey("players.id"))
+    """The opponent's account; None for the computer (rated at its level's fixed rating)."""
+    opponent_name: Mapped[str] = mapped_column(String(32))
+    opponent_rating: Mapped[float] = mapped_column(Float)
+    rating_before: Mapped[float] = mapped_column(Float)
+    rating_after: Mapped[float] = mapped_column(Float)
+    experience_before: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
 

@@ -103,6 +103,8 @@ class Me(BaseModel):
     name: str
     guest: bool
     csrf_token: str
+    username: str | None = None
+    """The account's username (its profile is ``/players/{username}``); None for a guest."""
 
 
 class NewTableRequest(_Strict):
@@ -127,6 +129,10 @@ class NewTableRequest(_Strict):
     public: StrictBool = False
     players: StrictInt = Field(default=3, ge=3, le=8)
     computers: StrictInt = Field(default=0, ge=0, le=7)
+    rated: StrictBool = Field(
+        default=False,
+        description="a rated match (accounts only, match play; docs/ratings.md)",
+    )
 
 
 class JoinRequest(_Strict):
@@ -277,6 +283,49 @@ class TableSummary(BaseModel):
     created_at: str
     analysed: int | None = None
     """The depth (plies) of the deepest finished analysis of the match, if any."""
+    rated: bool = False
+
+
+class RatedMatch(BaseModel):
+    """One rated match in a player's history (docs/ratings.md)."""
+
+    table_id: str
+    at: str
+    won: bool
+    match_length: int
+    opponent: str
+    opponent_rating: float
+    rating_before: float
+    rating_after: float
+
+
+class Profile(BaseModel):
+    """A player's page: rating, experience, results and the analyses' average."""
+
+    name: str
+    username: str | None
+    rating: float
+    experience: int
+    rated_matches: int
+    rated_wins: int
+    rank: int | None
+    """The place on the leaderboard (None before a rated match)."""
+    matches_finished: int
+    average_error_rate: float | None
+    """The mean of the player's overall error rates (mEMG) over analysed matches."""
+    analysed_matches: int
+    history: list[RatedMatch]
+    recent: list[TableSummary]
+    since: str
+
+
+class LeaderboardEntry(BaseModel):
+    rank: int
+    name: str
+    username: str
+    rating: float
+    experience: int
+    rated_matches: int
 
 
 class ConflictBody(ErrorBody):

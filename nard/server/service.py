@@ -73,6 +73,7 @@ from nard.notation.sgf import write_sgf
 from nard.server.chouette import ChouetteTable, parse_command
 from nard.server.metrics import Metrics
 from nard.server.models import PlayerRow
+from nard.server.ratings import rated_result
 from nard.server.storage import KEEP, ConflictError, Lease, Storage, StoredTable, aware
 from nard.server.tables import (
     ContributionClosedError,
@@ -136,6 +137,8 @@ class NewTable:
     """Players at a chouette table (3-8; 0 for a two-player table)."""
     computers: int = 0
     """Seats of a chouette the computer takes at ``level`` (the rest are open)."""
+    rated: bool = False
+    """A rated match (docs/ratings.md): accounts only, match play, two seats."""
 
 
 @dataclass
@@ -282,6 +285,7 @@ class TableService:
             return
         self.stopping = False
         self._spawn(self._evict_forever())
+        self._spawn(self._rate_unrated_once())
         if self._thinkers is not None:
             self._spawn(self._thinkers.warm_up())
         elif not self._engine_warmed.is_set():
@@ -324,6 +328,15 @@ class TableService:
         if self._publisher is not None:
             self._publisher.close()
         self.redis_ok = False
+
+    async def _rate_unrated_once(self) -> None:
+        try:
+            done = await self.rate_unrated()
+        except Exception:
+            log.exception("could not rate the matches left unrated")
+            return
+        if done:
+            log.info("rated %d matches left unrated", done)
 
     def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
         task: asyncio.Task[Any] = asyncio.get_running_loop().create_task(coroutine)
@@ -410,6 +423,16 @@ class TableService:
             table = LiveTable(table_id, spec.rules, seats, server_seed)
             settings = spec.rules.to_json()
         settings["fair_dice"] = "contributions"
+        if spec.rated:
+            if spec.chouette or not spec.rules.match_length:
+                raise ServiceError(
+                    422, "unrated_kind", "only a match between two players can be rated"
+                )
+            if creator.username is None:
+                raise ServiceError(
+                    403, "account_required", "rated matches are for accounts: register first"
+                )
+            table.rated = True
         for seat in table.seats:
             if seat.level is not None:
                 self.engine(seat.level)  # a missing network fails here, before anything is stored
@@ -435,6 +458,7 @@ class TableService:
             creator_id=creator.id,
             public=table.public,
             seed_deadline=deadline,
+            rated=table.rated,
         )
         self._cache(table)
         self.metrics.tables_created.inc()
@@ -478,6 +502,10 @@ class TableService:
                 return Change(table.contribute(seat, contribution))
             if table.finished:
                 raise ServiceError(409, "table_closed", f"table {table_id} is finished")
+            if table.rated and player.username is None:
+                raise ServiceError(
+                    403, "account_required", "rated matches are for accounts: register first"
+                )
             if not table.public and not (
                 invite and secrets.compare_digest(invite.encode(), table.invite_token.encode())
             ):
@@ -817,6 +845,7 @@ class TableService:
                     continue
                 self._held_lease(table_id, table, lease)
                 self._notify(table)
+                self._rate(table)
             if self._computer_waits(table):
                 after = await self._computer_turns(table_id)
                 return after if after is not None else table
@@ -880,6 +909,35 @@ class TableService:
         if table.status != "playing" or table.game is None:
             return False
         return any(table.seats[w].is_computer for w in table.waiting_for())
+
+    def _rate(self, table: AnyTable) -> None:
+        """Rate the match if this commit ended a rated one (:mod:`nard.server.ratings`).
+        A failure here is not the player's: the match stays finished and the catch-up
+        at the next start (:meth:`rate_unrated`) rates it."""
+        if not table.finished or not table.rated:
+            return
+        result = rated_result(table)
+        if result is None:
+            return
+        try:
+            changes = self.storage.rate_match(table.id, *result)
+        except Exception:
+            log.exception("could not rate the match at table %s", table.id)
+            return
+        if changes:
+            self.metrics.rated_matches.inc()
+
+    async def rate_unrated(self) -> int:
+        """Rate the finished rated matches that were not (their process died between
+        the last action and the rating); the number rated."""
+        rated = 0
+        for table_id in self.storage.unrated_tables():
+            with contextlib.suppress(ServiceError):
+                table = await self._current(table_id)
+                result = rated_result(table)
+                if result is not None and self.storage.rate_match(table_id, *result):
+                    rated += 1
+        return rated
 
     async def _commit(self, table_id: str, first_seq: int, entries: Entries, **kw: Any) -> None:
         """``Storage.commit_async``. The caller holds the table's lock, so nothing reads
@@ -949,6 +1007,7 @@ class TableService:
                     continue
                 self._held.pop(table_id, None)
                 self._notify(table)
+                self._rate(table)
                 return
 
     async def _computer_step(self, table: AnyTable) -> Entries:
@@ -1318,6 +1377,7 @@ def _rebuild(stored: StoredTable) -> AnyTable:
         table = LiveTable(row.id, rules, initial, server_seed, client_seed=client_seed)
     table.invite_token = row.invite_token
     table.public = bool(row.public)
+    table.rated = bool(row.rated)
     table.seed_deadline = aware(row.seed_deadline)
     table.replay([(a.seat, a.command) for a in stored.actions])
     if not contributions:

@@ -47,10 +47,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from nard.core import NardError
+from nard.match.rating import INITIAL_RATING, RatingState, rate_match
 from nard.server.models import (
     AnalysisRow,
     AuthSession,
     PlayerRow,
+    RatingChangeRow,
     TableActionRow,
     TableRow,
     TableSeatRow,
@@ -60,6 +62,7 @@ __all__ = [
     "KEEP",
     "ConflictError",
     "Lease",
+    "RatedSide",
     "Storage",
     "StoredAction",
     "StoredTable",
@@ -121,6 +124,17 @@ def aware(moment: datetime | None) -> datetime | None:
 KEEP: Any = object()
 """A :meth:`Storage.commit` argument left as it is stored."""
 _UNSET = KEEP
+
+
+@dataclass(frozen=True)
+class RatedSide:
+    """One side of a rated match: a person's account (``player_id``) or the computer
+    (``player_id`` None, rated at ``fixed_rating``)."""
+
+    player_id: int | None
+    name: str
+    fixed_rating: float | None = None
+
 
 _players = cast(Table, PlayerRow.__table__)
 _sessions = cast(Table, AuthSession.__table__)
@@ -334,6 +348,7 @@ class Storage:
         client_seed: str = "",
         public: bool = False,
         seed_deadline: datetime | None = None,
+        rated: bool = False,
     ) -> None:
         now = datetime.now(UTC)
         with self.engine.begin() as c:
@@ -348,6 +363,7 @@ class Storage:
                     commitment=commitment,
                     invite_token=invite_token,
                     public=public,
+                    rated=rated,
                     creator_id=creator_id,
                     action_count=0,
                     seed_deadline=seed_deadline,
@@ -704,6 +720,180 @@ class Storage:
                 if row is not None:
                     claimed.append(row)
         return claimed
+
+    # -- ratings ---------------------------------------------------------------
+    def rate_match(
+        self,
+        table_id: str,
+        winner: RatedSide,
+        loser: RatedSide,
+        length: int,
+        now: datetime | None = None,
+    ) -> list[RatingChangeRow]:
+        """Rate the finished match at ``table_id`` (docs/ratings.md): each person's
+        rating and experience change by the FIBS formula and a ``rating_changes`` row
+        records it; a computer side counts at its fixed rating and does not change.
+        One transaction; the rows' key makes a second call (another process, or the
+        start-up catch-up) a no-op that returns []."""
+        moment = now or datetime.now(UTC)
+        people = [side.player_id for side in (winner, loser) if side.player_id is not None]
+        try:
+            with self._session() as s:
+                if s.scalar(
+                    select(func.count())
+                    .select_from(RatingChangeRow)
+                    .where(RatingChangeRow.table_id == table_id)
+                ):
+                    return []
+                found = {
+                    p.id: p
+                    for p in s.scalars(
+                        select(PlayerRow)
+                        .where(PlayerRow.id.in_(people))
+                        .order_by(PlayerRow.id)
+                        .with_for_update()
+                    )
+                }
+                if len(found) != len(set(people)):
+                    raise ValueError(f"table {table_id}: a rated player no longer exists")
+
+                def state(side: RatedSide) -> RatingState:
+                    if side.player_id is None:
+                        return RatingState(side.fixed_rating or INITIAL_RATING, 10**9)
+                    p = found[side.player_id]
+                    return RatingState(float(p.rating), int(p.experience))
+
+                before = (state(winner), state(loser))
+                change = rate_match(before[0], before[1], length)
+                rows = []
+                for side, other, old, new, won in (
+                    (winner, loser, before[0], change.winner, True),
+                    (loser, winner, before[1], change.loser, False),
+                ):
+                    if side.player_id is None:
+                        continue
+                    player = found[side.player_id]
+                    player.rating = new.rating
+                    player.experience = new.experience
+                    player.rated_matches = int(player.rated_matches or 0) + 1
+                    row = RatingChangeRow(
+                        table_id=table_id,
+                        player_id=side.player_id,
+                        won=won,
+                        match_length=length,
+                        opponent_id=other.player_id,
+                        opponent_name=other.name,
+                        opponent_rating=state(other).rating,
+                        rating_before=old.rating,
+                        rating_after=new.rating,
+                        experience_before=old.experience,
+                        created_at=moment,
+                    )
+                    s.add(row)
+                    rows.append(row)
+                s.flush()
+            return rows
+        except Exception as exc:
+            if _is_integrity_error(exc):  # rated at the same moment elsewhere
+                return []
+            raise
+
+    def rank_of(self, player_id: int) -> int | None:
+        """The player's place on :meth:`leaderboard` (None before a rated match)."""
+        with self._session() as s:
+            me = s.get(PlayerRow, player_id)
+            if me is None or not me.rated_matches or me.username is None:
+                return None
+            ahead = s.scalar(
+                select(func.count())
+                .select_from(PlayerRow)
+                .where(
+                    PlayerRow.username.is_not(None),
+                    PlayerRow.rated_matches > 0,
+                    or_(
+                        PlayerRow.rating > me.rating,
+                        (PlayerRow.rating == me.rating) & (PlayerRow.id < me.id),
+                    ),
+                )
+            )
+            return int(ahead or 0) + 1
+
+    def count_finished(self, player_id: int) -> int:
+        """The finished tables the player sat at."""
+        with self.engine.connect() as c:
+            ids = select(_seats.c.table_id).where(_seats.c.player_id == player_id)
+            return int(
+                c.scalar(
+                    select(func.count())
+                    .select_from(_tables)
+                    .where(_tables.c.id.in_(ids), _tables.c.status == "finished")
+                )
+                or 0
+            )
+
+    def error_rates_of(self, player_id: int, limit: int = 50) -> list[float]:
+        """The player's overall error rate (mEMG) in each of its last ``limit`` analysed
+        matches (the deepest analysis of each), from its seat in the analysis."""
+        with self._session() as s:
+            rows = s.execute(
+                select(AnalysisRow.table_id, AnalysisRow.plies, AnalysisRow.result, _seats.c.seat)
+                .join(_seats, _seats.c.table_id == AnalysisRow.table_id)
+                .where(
+                    _seats.c.player_id == player_id,
+                    AnalysisRow.status == "done",
+                    AnalysisRow.kind == "match",
+                )
+                .order_by(AnalysisRow.created_at.desc())
+                .limit(limit * 3)
+            ).all()
+        deepest: dict[str, tuple[int, float]] = {}
+        for table_id, plies, result, seat in rows:
+            try:
+                rate = float(result["players"][seat]["error_rate"])
+            except (KeyError, IndexError, TypeError, ValueError):
+                continue
+            if table_id not in deepest or plies > deepest[table_id][0]:
+                deepest[table_id] = (plies, rate)
+        return [rate for _, rate in list(deepest.values())[:limit]]
+
+    def unrated_tables(self, limit: int = 200) -> list[str]:
+        """Finished rated tables with no rating change recorded: a process that ended
+        the match died before it rated it (or the match had no result to rate)."""
+        with self.engine.connect() as c:
+            rated = select(RatingChangeRow.table_id).where(RatingChangeRow.table_id == _tables.c.id)
+            rows = c.execute(
+                select(_tables.c.id)
+                .where(_tables.c.rated.is_(True), _tables.c.status == "finished", ~rated.exists())
+                .order_by(_tables.c.finished_at)
+                .limit(limit)
+            )
+            return [str(r[0]) for r in rows]
+
+    def rating_history(self, player_id: int, limit: int = 500) -> list[RatingChangeRow]:
+        """The player's rated matches, oldest first (the last ``limit``)."""
+        with self._session() as s:
+            newest = list(
+                s.scalars(
+                    select(RatingChangeRow)
+                    .where(RatingChangeRow.player_id == player_id)
+                    .order_by(RatingChangeRow.created_at.desc(), RatingChangeRow.table_id)
+                    .limit(limit)
+                )
+            )
+        return newest[::-1]
+
+    def leaderboard(self, limit: int = 50, offset: int = 0) -> list[PlayerRow]:
+        """Accounts with at least one rated match, best rating first."""
+        with self._session() as s:
+            return list(
+                s.scalars(
+                    select(PlayerRow)
+                    .where(PlayerRow.username.is_not(None), PlayerRow.rated_matches > 0)
+                    .order_by(PlayerRow.rating.desc(), PlayerRow.id)
+                    .limit(limit)
+                    .offset(offset)
+                )
+            )
 
     def count_tables(self) -> int:
         with self.engine.connect() as c:

@@ -206,6 +206,8 @@ class TableBase:
         """The board after every logged game action, for the replay viewer."""
         self.invite_token = ""
         self.public = False
+        self.rated = False
+        """A rated match (:mod:`nard.server.ratings`)."""
         self.seed_deadline: datetime | None = None
         """When the contributions are due (set by the service once every seat is filled)."""
 
@@ -459,6 +461,7 @@ class TableBase:
             "server_seed": self.revealed_seed(),
             "invite": None,
             "abandoned": self.abandoned,
+            "rated": self.rated,
         }
 
 

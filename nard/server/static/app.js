@@ -94,6 +94,7 @@ function renderHeader() {
   const links = [
     ["/", "nav_play"],
     ["/archive", "nav_archive"],
+    ["/ratings", "nav_ratings"],
     ["/rules", "nav_rules"],
     ["/verify", "nav_verify"],
   ];
@@ -108,7 +109,9 @@ function renderHeader() {
     ),
   );
   const who = me
-    ? h("span", { id: "who" }, t("signed_in_as", { name: me.name }), me.guest ? ` (${t("guest")})` : "")
+    ? h("span", { id: "who" }, t("signed_in_as", { name: "" }),
+      me.username ? h("a", { href: `/players/${encodeURIComponent(me.username)}`, "data-link": true, id: "my-profile", text: me.name }) : h("bdi", { text: me.name }),
+      me.guest ? ` (${t("guest")})` : "")
     : h("span", { id: "who" });
   const out = me && !me.guest
     ? h("button", { class: "link", onclick: async () => { await api("POST", "/api/logout"); me = null; renderHeader(); route(); }, text: t("sign_out") })
@@ -144,6 +147,8 @@ async function route() {
     else if (path === "/verify") verifyView();
     else if (path === "/archive") await archiveView();
     else if (path === "/rules") await rulesView();
+    else if (path === "/ratings") await ratingsView();
+    else if (path.startsWith("/players/")) await profileView(decodeURIComponent(path.slice(9)));
     else await homeView();
   } catch (error) {
     showError(error);
@@ -239,7 +244,7 @@ function newGameForm() {
       body.computers = Number(computers.value);
       body.match_length = 0;
     }
-    for (const name of ["cube", "crawford", "holland", "jacoby", "beavers", "raccoons", "public"]) body[name] = data.get(name) === "on";
+    for (const name of ["cube", "crawford", "holland", "jacoby", "beavers", "raccoons", "public", "rated"]) body[name] = data.get(name) === "on";
     const button = form.querySelector("#start");
     starting = true;
     button.disabled = true;
@@ -262,7 +267,7 @@ function newGameForm() {
     h("div", { class: "checks" },
       checkbox("cube", t("cube"), true), checkbox("crawford", t("crawford"), true), checkbox("holland", t("holland")),
       checkbox("jacoby", t("jacoby")), checkbox("beavers", t("beavers")), checkbox("raccoons", t("raccoons")),
-      checkbox("public", t("public_table")),
+      checkbox("public", t("public_table")), checkbox("rated", t("rated_match")),
     ),
     field(t("automatic_doubles"), autos), field(t("backgammon_counts"), gammon),
     h("button", { type: "submit", id: "start", class: "primary", text: t("start") }),
@@ -1032,7 +1037,7 @@ async function tableView(id) {
     const seatsShown = isChouette() ? table.seats.map((_, i) => i) : [0, 1];
     const sideOf = (seat) => (isChouette() ? (table.roles[seat] === "box" ? 0 : 1) : seat);
     const score = h("div", { id: "score" },
-      h("h3", { text: isChouette() ? t("chouette") : table.match_length ? t("match_to", { n: table.match_length }) : t("money") }),
+      h("h3", { text: (isChouette() ? t("chouette") : table.match_length ? t("match_to", { n: table.match_length }) : t("money")) + (table.rated ? ` · ${t("rated")}` : "") }),
       ...seatsShown.map((seat) => h("div", { class: `player seat${seat}${table.waiting_for.includes(seat) ? " acting" : ""}`, "data-role": table.roles[seat] || null },
         h("span", { class: `swatch ${sideOf(seat) === 0 ? "white" : "black"}` }),
         h("span", { class: "name", text: nameOf(seat) + (table.roles[seat] ? ` — ${t(`role_${table.roles[seat]}`)}` : "") }),
@@ -1291,6 +1296,83 @@ function passwordForm() {
     h("h2", { text: t("change_password") }),
     field(t("current_password"), current), field(t("new_password"), fresh),
     h("button", { type: "submit", text: t("change_password") }), done);
+}
+
+// -- ratings: the leaderboard and players' profiles ---------------------------------
+
+const rating = (value) => num(Math.round(value));
+const profileLink = (username, name) => h("a", { href: `/players/${encodeURIComponent(username)}`, "data-link": true }, h("bdi", { text: name }));
+
+async function ratingsView() {
+  const board = await api("GET", "/api/leaderboard?limit=100");
+  const rows = board.map((e) => h("tr", {},
+    h("td", { text: num(e.rank) }), h("td", {}, profileLink(e.username, e.name)),
+    h("td", { class: "number", text: rating(e.rating) }), h("td", { class: "number", text: num(e.rated_matches) }),
+    h("td", { class: "number", text: num(e.experience) })));
+  main().replaceChildren(h("section", { class: "card", id: "leaderboard" },
+    h("h2", { text: t("nav_ratings") }),
+    rows.length
+      ? h("table", {}, h("thead", {}, h("tr", {}, ...["rank", "player", "rating", "rated_matches", "experience"].map((k) => h("th", { text: t(`ratings_${k}`) })))), h("tbody", {}, ...rows))
+      : h("p", { text: t("ratings_empty") }),
+    h("p", { class: "note", text: t("ratings_note") })));
+}
+
+async function profileView(username) {
+  const p = await api("GET", `/api/players/${encodeURIComponent(username)}`);
+  const facts = [
+    [t("ratings_rating"), rating(p.rating)],
+    [t("ratings_rank"), p.rank ? num(p.rank) : "—"],
+    [t("ratings_experience"), num(p.experience)],
+    [t("profile_rated"), t("profile_record", { won: num(p.rated_wins), lost: num(p.rated_matches - p.rated_wins) })],
+    [t("profile_finished"), num(p.matches_finished)],
+    [t("profile_error_rate"), p.average_error_rate === null ? "—" : t("profile_error_rate_value", { rate: num(p.average_error_rate.toFixed(1)), n: num(p.analysed_matches) })],
+  ];
+  const history = p.history.slice().reverse().map((m) => h("tr", {},
+    h("td", {}, h("bdi", { dir: "ltr", class: "date", text: m.at.slice(0, 16).replace("T", " ") })),
+    h("td", {}, h("a", { href: `/play/${m.table_id}`, "data-link": true, text: m.opponent })),
+    h("td", { class: "number", text: rating(m.opponent_rating) }),
+    h("td", { text: t("match_to", { n: m.match_length }) }),
+    h("td", { text: t(m.won ? "profile_won" : "profile_lost") }),
+    h("td", { class: "number", dir: "ltr", text: num(`${m.rating_after >= m.rating_before ? "+" : ""}${(m.rating_after - m.rating_before).toFixed(1)}`) }),
+    h("td", { class: "number", text: rating(m.rating_after) })));
+  main().replaceChildren(h("section", { class: "card", id: "profile" },
+    h("h2", {}, h("bdi", { text: p.name })),
+    h("dl", { class: "facts" }, ...facts.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", { text: v })])),
+    p.history.length ? ratingChart(p.history) : h("p", { text: t("profile_no_rated") }),
+    p.history.length ? h("table", { id: "rating-history" },
+      h("thead", {}, h("tr", {}, ...["date", "opponent", "opponent_rating", "length", "result", "change", "rating"].map((k) => h("th", { text: t(`profile_${k}`) })))),
+      h("tbody", {}, ...history)) : ""));
+}
+
+// The rating after each rated match, oldest on the left, as a line (SVG).
+function ratingChart(history) {
+  const values = [history[0].rating_before, ...history.map((m) => m.rating_after)];
+  const least = Math.min(...values), most = Math.max(...values);
+  const span = Math.max(most - least, 20);
+  const low = (least + most) / 2 - span / 2; // a small range centred, not pinned to the floor
+  const width = 600, height = 180, pad = 36;
+  const x = (i) => pad + (i * (width - 2 * pad)) / Math.max(values.length - 1, 1);
+  const y = (v) => height - pad / 2 - ((v - low) * (height - pad)) / span;
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  svg.setAttribute("id", "rating-chart");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", t("profile_chart", { from: rating(values[0]), to: rating(values[values.length - 1]), n: num(history.length) }));
+  const add = (tag, attrs, text) => {
+    const el = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    if (text !== undefined) el.textContent = text;
+    svg.append(el);
+    return el;
+  };
+  for (const v of [least, most]) {
+    add("line", { x1: pad, x2: width - pad, y1: y(v), y2: y(v), class: "grid" });
+    add("text", { x: 2, y: y(v) + 4, class: "axis" }, rating(v));
+  }
+  add("polyline", { points: values.map((v, i) => `${x(i)},${y(v)}`).join(" "), class: "rating-line" });
+  values.forEach((v, i) => add("circle", { cx: x(i), cy: y(v), r: 3, class: i && history[i - 1].won ? "won" : i ? "lost" : "start" }));
+  return svg;
 }
 
 // -- rules ------------------------------------------------------------------------
