@@ -50,6 +50,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketState
 
+from nard.match.clock import PRESETS, TimeControl, TimeControlError
 from nard.notation.json_record import write_json
 from nard.server.abuse import (
     LoginThrottle,
@@ -84,6 +85,7 @@ from nard.server.schemas import (
     SeatView,
     TableSummary,
     TableView,
+    TimeControlSpec,
 )
 from nard.server.service import AnyTable, NewTable, ServiceError, TableService, Watcher
 from nard.server.settings import Settings
@@ -743,6 +745,7 @@ def create_app(
             chouette=body.players if chouette else 0,
             computers=body.computers if chouette else 0,
             rated=body.rated,
+            time_control=_time_control(body.time_control),
         )
         table = await service.create(player, spec)
         return table_response(table, player, 201)
@@ -1000,6 +1003,17 @@ def create_app(
         player = await acting(who)
         return table_response(await service.abandon(_check_id(table_id), player, seq), player)
 
+    @app.post(
+        "/api/tables/{table_id}/flag",
+        response_model=TableView,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def flag(table_id: str, who: Changing) -> Response:
+        """Check the clocks (a page whose opponent's time is up asks): a player out of
+        time loses now; otherwise nothing changes (docs/clocks.md)."""
+        player = await acting(who)
+        return table_response(await service.flag(_check_id(table_id), player), player)
+
     @app.get("/api/tables/{table_id}/hint", responses=_errors(401, 403, 404, 409, 429))
     async def hint(table_id: str, who: Auth) -> dict[str, Any]:
         if who.player is None:
@@ -1198,3 +1212,13 @@ def _iso(moment: Any) -> str:
     """A stored time as ISO 8601 in UTC ("" for none)."""
     found = aware(moment)
     return found.isoformat() if found is not None else ""
+
+
+def _time_control(spec: str | TimeControlSpec) -> TimeControl | None:
+    """The table's time control from the request's preset name or custom values."""
+    if isinstance(spec, str):
+        return PRESETS.get(spec)
+    try:
+        return TimeControl(spec.delay, spec.reserve, spec.per_point)
+    except TimeControlError as exc:
+        raise ServiceError(422, "invalid_time_control", str(exc)) from None

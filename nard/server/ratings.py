@@ -4,8 +4,8 @@ A table is rated when it is created so (``rated``): a match (not money play, not
 chouette) between two accounts, or an account and the computer. When the match
 ends, its result is rated once by :meth:`nard.server.storage.Storage.rate_match`
 with the FIBS formula (:mod:`nard.match.rating`): the winner is the match's winner,
-or, where a player left the match unfinished (``end`` with ``abandoned``), the
-other side. The computer's levels count at the fixed ratings of
+or, where a player ran out of time or left the match unfinished (``end`` with
+``abandoned``), the other side. The computer's levels count at the fixed ratings of
 :data:`COMPUTER_RATINGS` and are not changed by their games.
 """
 
@@ -36,7 +36,7 @@ def rated_result(table: TableBase) -> tuple[RatedSide, RatedSide, int] | None:
         return None
     if not isinstance(table, LiveTable) or not isinstance(table.games, Match):
         return None
-    winner = table.games.winner
+    winner = table.winner  # by the score, or the other side of a player out of time
     if winner is None:
         if not (table.abandoned and table.started):
             return None

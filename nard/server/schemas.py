@@ -7,7 +7,7 @@ page's client is written against.
 from __future__ import annotations
 
 import unicodedata
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -107,6 +107,15 @@ class Me(BaseModel):
     """The account's username (its profile is ``/players/{username}``); None for a guest."""
 
 
+class TimeControlSpec(_Strict):
+    """A custom time control: ``delay`` seconds free per decision, then ``reserve``
+    seconds per player (per point of the match when ``per_point``; docs/clocks.md)."""
+
+    delay: float = Field(ge=0, le=3600)
+    reserve: float = Field(ge=0, le=86400)
+    per_point: StrictBool = True
+
+
 class NewTableRequest(_Strict):
     """A new table: against the computer (``opponent: "computer"``, ``level``), a
     person (an invite link; ``public`` also lists it in the lobby), or a chouette of
@@ -132,6 +141,11 @@ class NewTableRequest(_Strict):
     rated: StrictBool = Field(
         default=False,
         description="a rated match (accounts only, match play; docs/ratings.md)",
+    )
+    time_control: Literal["untimed", "bullet", "blitz", "standard"] | TimeControlSpec = Field(
+        default="untimed",
+        description="a preset (bullet 6 s + 30 s a point, blitz 10 s + 1 min a point, "
+        "standard 15 s + 2 min a point) or a custom one; docs/clocks.md",
     )
 
 
@@ -273,6 +287,23 @@ class TableView(BaseModel):
     abandoned: bool = Field(
         default=False, description="ended unfinished by its player (POST .../abandon)"
     )
+    rated: bool = Field(default=False, description="a rated match (docs/ratings.md)")
+    clock: ClockView | None = Field(default=None, description="the clocks; null: untimed")
+    timed_out: int | None = Field(default=None, description="the seat whose time ran out")
+
+
+class ClockView(BaseModel):
+    """The table's clocks (docs/clocks.md), in milliseconds of the server's clock: a
+    page counts down from ``deadline_ms - now_ms``, not from its own clock."""
+
+    control: dict[str, Any]
+    delay_ms: int
+    reserve_ms: list[int]
+    running: int | None
+    started_ms: int | None
+    deadline_ms: int | None
+    now_ms: int
+    timed_out: int | None
 
 
 class TableSummary(BaseModel):

@@ -59,6 +59,7 @@ from nard.computer import DecisionSnapshot, computer_command, cube_context, forc
 from nard.core import NardError
 from nard.engine import Engine, Level
 from nard.engine.cube import CubeContext
+from nard.match.clock import TimeControl
 from nard.match.commands import Command, InvalidCommandError
 from nard.match.dice import (
     SEED_BYTES,
@@ -139,6 +140,8 @@ class NewTable:
     """Seats of a chouette the computer takes at ``level`` (the rest are open)."""
     rated: bool = False
     """A rated match (docs/ratings.md): accounts only, match play, two seats."""
+    time_control: TimeControl | None = None
+    """The clocks (docs/clocks.md); None: untimed."""
 
 
 @dataclass
@@ -150,6 +153,9 @@ class Change:
     seats: dict[int, dict[str, Any]] = field(default_factory=dict)
     seed_deadline: datetime | None = KEEP
     """A new deadline for the contributions (None clears it; :data:`KEEP`: unchanged)."""
+    preempted: bool = False
+    """The caller's operation was not run: a player's time had run out, and these
+    entries end the table instead."""
 
 
 class Watcher:
@@ -286,6 +292,7 @@ class TableService:
         self.stopping = False
         self._spawn(self._evict_forever())
         self._spawn(self._rate_unrated_once())
+        self._spawn(self._clocks_forever())
         if self._thinkers is not None:
             self._spawn(self._thinkers.warm_up())
         elif not self._engine_warmed.is_set():
@@ -433,6 +440,11 @@ class TableService:
                     403, "account_required", "rated matches are for accounts: register first"
                 )
             table.rated = True
+        if spec.time_control is not None:
+            if spec.chouette:
+                raise ServiceError(422, "invalid_time_control", "a chouette has no clocks")
+            table.set_time_control(spec.time_control)
+            settings["time_control"] = spec.time_control.to_json()
         for seat in table.seats:
             if seat.level is not None:
                 self.engine(seat.level)  # a missing network fails here, before anything is stored
@@ -798,9 +810,12 @@ class TableService:
         *,
         expect_seq: int | None = None,
         seated: bool = True,
+        flagging: bool = False,
     ) -> AnyTable:
         """Run ``operation`` on the table and commit what it did (see the module's
-        docstring); then let the computer answer.
+        docstring); then let the computer answer. A player whose time has run out
+        loses first (the table ends; ``out_of_time`` for the caller unless
+        ``flagging``, a request that only checks the clocks).
 
         The operation first runs on this process's copy: if that copy is behind the
         database the commit's compare-and-set fails, and the table is reloaded and
@@ -846,6 +861,13 @@ class TableService:
                 self._held_lease(table_id, table, lease)
                 self._notify(table)
                 self._rate(table)
+            if change.preempted and not flagging:
+                raise ServiceError(
+                    409,
+                    "out_of_time",
+                    f"seat {table.timed_out}'s time ran out: the table has ended",
+                    table=table,
+                )
             if self._computer_waits(table):
                 after = await self._computer_turns(table_id)
                 return after if after is not None else table
@@ -868,6 +890,37 @@ class TableService:
         seat = self.seat_of(table, player)
         if seated and seat is None:
             raise ServiceError(403, "not_seated", f"you have no seat at table {table.id}")
+        now = self.now_ms()
+        late = None if table.clocks is None or table.finished else table.clocks.expired(now)
+        if late is not None:  # whatever was asked, the table first ends on time
+            change = Change(table.time_out(late), preempted=True)
+            self._stamp(table, change.entries, now)
+            return change
+        change = self._run(table, seat, operation, expect_seq)
+        self._stamp(table, change.entries, now)
+        return change
+
+    def now_ms(self) -> int:
+        """The service's clock in whole milliseconds (the clocks' unit)."""
+        return int(self.clock().timestamp() * 1000)
+
+    @staticmethod
+    def _stamp(table: AnyTable, entries: Entries, at: int) -> None:
+        """At a table with clocks, each entry keeps the time it was committed at, and
+        the clocks move on (:meth:`~nard.server.tables.TableBase.clock_after`)."""
+        if table.clocks is None or not entries:
+            return
+        for _, entry in entries:
+            entry["at"] = at
+        table.clock_after(entries, at)
+
+    def _run(
+        self,
+        table: AnyTable,
+        seat: int | None,
+        operation: Callable[[AnyTable, int | None], Change],
+        expect_seq: int | None,
+    ) -> Change:
         if expect_seq is not None and expect_seq != table.seq:
             raise ServiceError(
                 409,
@@ -926,6 +979,45 @@ class TableService:
             return
         if changes:
             self.metrics.rated_matches.inc()
+
+    async def flag(self, table_id: str, player: PlayerRow) -> AnyTable:
+        """Check the table's clocks (a player's page asks when the other's time is up):
+        a player out of time loses now; otherwise nothing changes."""
+        return await self._change(
+            table_id, player, lambda _t, _s: Change([]), seated=False, flagging=True
+        )
+
+    async def enforce_clocks(self) -> list[str]:
+        """End every table in this process whose running clock is out of time (another
+        process may get there first: one of them commits). The tables ended."""
+        now = self.now_ms()
+        due = [
+            table.id
+            for table in list(self._live.values())
+            if table.clocks is not None
+            and not table.finished
+            and table.clocks.expired(now) is not None
+        ]
+        ended = []
+        for table_id in due:
+            try:
+                table = await self._change(
+                    table_id, _NOBODY, lambda _t, _s: Change([]), seated=False, flagging=True
+                )
+            except ServiceError:
+                continue
+            if table.timed_out is not None:
+                ended.append(table_id)
+        return ended
+
+    async def _clocks_forever(self, every: float = 0.5) -> None:
+        """Run :meth:`enforce_clocks` every ``every`` seconds."""
+        while not self.stopping:
+            try:
+                await self.enforce_clocks()
+            except Exception:
+                log.exception("could not enforce the clocks")
+            await asyncio.sleep(every)
 
     async def rate_unrated(self) -> int:
         """Rate the finished rated matches that were not (their process died between
@@ -999,6 +1091,7 @@ class TableService:
                     self._drop(table_id)  # it may have taken some steps: reload
                     self.storage.release_lease(table_id, self.origin)
                     return
+                self._stamp(table, entries, self.now_ms())
                 try:
                     await self._commit(table_id, before, entries, status=table.status)
                 except ConflictError:
@@ -1084,6 +1177,7 @@ class TableService:
         return table
 
     def _cache(self, table: AnyTable) -> None:
+        table.time_ms = self.now_ms
         self._live[table.id] = table
         self._used[table.id] = time.monotonic()
         if len(self._live) > self.cache_size:
@@ -1355,6 +1449,10 @@ def _checked(parse: Callable[[dict[str, Any]], T], data: dict[str, Any]) -> T:
         raise ServiceError(422, "invalid_action", str(exc)) from None
 
 
+_NOBODY = PlayerRow(id=0, display_name="the server's clock")
+"""Who checks the clocks in the background: seated nowhere."""
+
+
 def _rebuild(stored: StoredTable) -> AnyTable:
     row = stored.row
     seats = [
@@ -1363,6 +1461,7 @@ def _rebuild(stored: StoredTable) -> AnyTable:
     ]
     settings = dict(row.settings)
     kind = settings.pop("kind", None)
+    control = settings.pop("time_control", None)
     contributions = settings.pop("fair_dice", None) == "contributions"
     rules = TableRules.from_json(settings)
     server_seed = bytes.fromhex(row.server_seed)
@@ -1378,6 +1477,8 @@ def _rebuild(stored: StoredTable) -> AnyTable:
     table.invite_token = row.invite_token
     table.public = bool(row.public)
     table.rated = bool(row.rated)
+    if control is not None:
+        table.set_time_control(TimeControl.from_json(control))
     table.seed_deadline = aware(row.seed_deadline)
     table.replay([(a.seat, a.command) for a in stored.actions])
     if not contributions:

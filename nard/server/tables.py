@@ -30,6 +30,7 @@ from typing import Any
 from nard.core import Position
 from nard.core.dice import Dice
 from nard.engine import Level
+from nard.match.clock import Clocks, TimeControl
 from nard.match.commands import Command, perform
 from nard.match.dice import (
     FairDice,
@@ -61,7 +62,7 @@ TABLE_SEAT = -1
 """The seat number the table's own steps (opening rolls) are logged under."""
 
 
-TABLE_ACTIONS = frozenset({"sit", "leave", "seed", "end", "claim"})
+TABLE_ACTIONS = frozenset({"sit", "leave", "seed", "end", "claim", "timeout"})
 """The table's own actions in its log (the rest are the game's commands)."""
 
 
@@ -208,6 +209,12 @@ class TableBase:
         self.public = False
         self.rated = False
         """A rated match (:mod:`nard.server.ratings`)."""
+        self.clocks: Clocks | None = None
+        """The players' clocks under the table's time control (None: untimed)."""
+        self.timed_out: int | None = None
+        """The seat whose time ran out (it lost), if one did."""
+        self.time_ms: Callable[[], int] | None = None
+        """The server's clock (ms), for the clocks' view; set by the service."""
         self.seed_deadline: datetime | None = None
         """When the contributions are due (set by the service once every seat is filled)."""
 
@@ -380,6 +387,8 @@ class TableBase:
         elif action == "end":
             self.finished = True
             self.abandoned = bool(command.get("abandoned", False))
+        elif action == "timeout":
+            self._time_out(int(command["seat"]))
         else:  # pragma: no cover - TABLE_ACTIONS lists the cases above
             raise AssertionError(action)
         self.log.append((seat, dict(command)))
@@ -389,14 +398,72 @@ class TableBase:
         self.dice.source = self.fair_dice
 
     def replay(self, log: Sequence[tuple[int, Mapping[str, Any]]]) -> None:
-        """Apply stored actions (at a freshly built table, or one that fell behind)."""
-        for seat, command in log:
+        """Apply stored actions (at a freshly built table, or one that fell behind); the
+        time each was committed at (``at``, ms) runs the clocks as it did."""
+        for seat, stored in log:
+            command = {k: v for k, v in stored.items() if k != "at"}
             if command.get("action") in TABLE_ACTIONS:
                 self._apply_table_action(seat, command)
             else:
                 self._replay_game_action(seat, command)
+            at = stored.get("at")
+            if isinstance(at, int) and not isinstance(at, bool):
+                self.clock_after([(seat, command)], at)
         if self.is_match_over():
             self.finished = True
+
+    # -- clocks ------------------------------------------------------------------
+    def set_time_control(self, control: TimeControl) -> None:
+        """Put the table under ``control`` (before anything is logged)."""
+        raise TableClosedError("this kind of table has no clocks")
+
+    def clock_after(self, entries: Sequence[tuple[int, Mapping[str, Any]]], at: int) -> None:
+        """The clocks after ``entries`` were committed at ``at`` (ms): the running
+        player pays for its wait if it acted; then the clock runs for whoever the
+        table waits for now (from ``at``), unless that is still the same wait."""
+        clocks = self.clocks
+        if clocks is None:
+            return
+        acted = {seat for seat, _ in entries}
+        running = clocks.running
+        if running is not None and running in acted:
+            clocks.stop(at)
+        if any(c.get("action") == "opening roll" for _, c in entries) and not self.match_length:
+            clocks.refill()  # money play: a reserve per game
+        waiting = self._clocked_seat()
+        if waiting is None:  # nobody's clock runs (between games, the table ended)
+            clocks.running = clocks.started = None
+        elif waiting != clocks.running:
+            clocks.start(waiting, at)
+
+    def _clocked_seat(self) -> int | None:
+        """The seat whose clock should run: a person the table waits for, in play."""
+        return None
+
+    @property
+    def match_length(self) -> int:
+        return self.rules.match_length
+
+    def time_out(self, seat: int) -> list[tuple[int, dict[str, Any]]]:
+        """``seat``'s time is up: it loses (see :mod:`nard.match.clock`); the log entry."""
+        if self.finished:
+            raise TableClosedError(f"table {self.id} is finished")
+        entry: dict[str, Any] = {"action": "timeout", "seat": seat}
+        self._apply_table_action(TABLE_SEAT, entry)
+        return [(TABLE_SEAT, entry)]
+
+    def _time_out(self, seat: int) -> None:
+        self.timed_out = seat
+        self.finished = True
+        if self.clocks is not None:
+            self.clocks.reserves[seat] = min(self.clocks.reserves[seat], 0)
+            self.clocks.running = self.clocks.started = None
+
+    def clock_view(self) -> dict[str, Any] | None:
+        if self.clocks is None:
+            return None
+        now = self.time_ms() if self.time_ms is not None else 0
+        return {**self.clocks.view(now), "timed_out": self.timed_out}
 
     def finish(self) -> None:
         """End the table (the match is won, or the session or chouette stopped)."""
@@ -462,6 +529,8 @@ class TableBase:
             "invite": None,
             "abandoned": self.abandoned,
             "rated": self.rated,
+            "clock": self.clock_view(),
+            "timed_out": self.timed_out,
         }
 
 
@@ -500,10 +569,6 @@ class LiveTable(TableBase):
         return self.games.games[-1] if self.games.games else None
 
     @property
-    def match_length(self) -> int:
-        return self.rules.match_length
-
-    @property
     def to_act(self) -> int | None:
         """The seat the table waits for, or None (not in play, or between steps)."""
         game = self.game
@@ -521,6 +586,37 @@ class LiveTable(TableBase):
 
     def is_match_over(self) -> bool:
         return isinstance(self.games, Match) and self.games.is_over
+
+    @property
+    def winner(self) -> int | None:
+        """The seat that won the match: by the score, or the other seat when one's
+        time ran out (None: undecided, or money play)."""
+        if not isinstance(self.games, Match):
+            return None
+        if self.games.winner is not None:
+            return self.games.winner
+        return None if self.timed_out is None else 1 - self.timed_out
+
+    # -- clocks --------------------------------------------------------------
+    def set_time_control(self, control: TimeControl) -> None:
+        if self.log:
+            raise TableClosedError("the time control is set before anything happens")
+        self.clocks = Clocks(control, self.match_length)
+
+    def _clocked_seat(self) -> int | None:
+        seat = self.to_act
+        return None if seat is None or self.seats[seat].is_computer else seat
+
+    def _time_out(self, seat: int) -> None:
+        """In money play the game in progress is lost at the cube (a gammon when no
+        checker is off); a match is lost whatever the score. The table ends."""
+        game = self.game
+        in_play = game is not None and game.decision not in (Decision.OPENING_ROLL,)
+        if not self.match_length and game is not None and in_play and not game.is_over:
+            board = game.position_for(seat)
+            gammon = sum(c for c in board if c > 0) == 15
+            game.concede(seat, 2 if gammon else 1)
+        super()._time_out(seat)
 
     # -- acting --------------------------------------------------------------
     def start(self, *, next_game: bool = False) -> list[tuple[int, dict[str, Any]]]:
@@ -638,7 +734,7 @@ class LiveTable(TableBase):
                 else [],
             ),
             "results": [result_view(r) for r in self.games.results],
-            "winner": self.games.winner if isinstance(self.games, Match) else None,
+            "winner": self.winner,
             "between_games": bool(
                 self.status == "playing" and not self.match_length and game and game.is_over
             ),

@@ -226,6 +226,7 @@ function newGameForm() {
   const length = h("input", { name: "match_length", type: "number", min: 0, max: 64, value: 5 });
   const autos = h("input", { name: "automatic_doubles", type: "number", min: 0, max: 6, value: 0 });
   const gammon = h("select", { name: "backgammon" }, h("option", { value: "3", text: "3" }), h("option", { value: "2", text: "2" }));
+  const clock = h("select", { name: "time_control" }, ...["untimed", "bullet", "blitz", "standard"].map((v) => h("option", { value: v, text: t(`tc_${v}`) })));
   let starting = false; // a table is being created: a second click must not make another
   const form = h("form", { id: "new-game", class: "card", onsubmit: async (event) => {
     event.preventDefault();
@@ -238,11 +239,13 @@ function newGameForm() {
       match_length: Number(length.value),
       automatic_doubles: Number(autos.value),
       backgammon: Number(gammon.value),
+      time_control: clock.value,
     };
     if (opponent.value === "chouette") {
       body.players = Number(players.value);
       body.computers = Number(computers.value);
       body.match_length = 0;
+      body.time_control = "untimed";
     }
     for (const name of ["cube", "crawford", "holland", "jacoby", "beavers", "raccoons", "public", "rated"]) body[name] = data.get(name) === "on";
     const button = form.querySelector("#start");
@@ -269,6 +272,7 @@ function newGameForm() {
       checkbox("jacoby", t("jacoby")), checkbox("beavers", t("beavers")), checkbox("raccoons", t("raccoons")),
       checkbox("public", t("public_table")), checkbox("rated", t("rated_match")),
     ),
+    field(t("time_control"), clock),
     field(t("automatic_doubles"), autos), field(t("backgammon_counts"), gammon),
     h("button", { type: "submit", id: "start", class: "primary", text: t("start") }),
   );
@@ -538,11 +542,55 @@ async function tableView(id) {
   };
   document.addEventListener("keydown", onKey);
   connect();
+  // The clocks count down between the server's views: from its own times (now_ms,
+  // started_ms), plus how long ago this page received the view; a page whose
+  // opponent's time is up asks the server to check (it decides).
+  const clockSeen = new WeakMap();
+  let flagged = null;
+  function clockLeft(seat) {
+    const c = table.clock;
+    if (!clockSeen.has(c)) clockSeen.set(c, performance.now());
+    let reserve = c.reserve_ms[seat];
+    let delay = 0;
+    if (c.running === seat && c.started_ms !== null && table.status === "playing") {
+      const elapsed = c.now_ms - c.started_ms + (performance.now() - clockSeen.get(c));
+      delay = Math.max(0, c.delay_ms - elapsed);
+      reserve -= Math.max(0, elapsed - c.delay_ms);
+    }
+    return { reserve: Math.max(0, reserve), delay, running: c.running === seat && table.status === "playing" };
+  }
+  const clockFace = (ms) => {
+    const s = Math.ceil(ms / 1000);
+    return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+  };
+  function tickClocks() {
+    if (!table.clock) return;
+    for (const node of document.querySelectorAll("#score .clock")) {
+      const seat = Number(node.dataset.seat);
+      const left = clockLeft(seat);
+      node.textContent = num(clockFace(left.reserve) + (left.running && left.delay > 0 ? ` +${Math.ceil(left.delay / 1000)}` : ""));
+      node.classList.toggle("running", left.running);
+      node.classList.toggle("short", left.running && left.reserve + left.delay < 15000);
+      if (left.running && left.reserve <= 0 && left.delay <= 0 && seat !== mySeat() && mySeat() !== null && flagged !== table.clock.started_ms) {
+        flagged = table.clock.started_ms;
+        api("POST", `/api/tables/${table.id}/flag`).then((next) => { adopt(next); render(); }).catch(showError);
+      }
+    }
+    const warning = $("#clock-warning");
+    const me = mySeat();
+    if (warning && me !== null && me !== undefined) {
+      const left = clockLeft(me);
+      const text = left.running && left.reserve + left.delay < 15000 ? t("time_short") : "";
+      if (warning.textContent !== text) warning.textContent = text;
+    }
+  }
+  const clockTimer = setInterval(tickClocks, 250);
   // A keep-alive, so that the server does not close a quiet socket as idle.
   const keepAlive = setInterval(() => { if (socket.readyState === WebSocket.OPEN) socket.send('{"type":"ping"}'); }, 60000);
   leaveView = () => {
     left = true;
     clearInterval(keepAlive);
+    clearInterval(clockTimer);
     clearTimeout(deadlineTimer);
     clearTimeout(retryTimer);
     window.removeEventListener("online", onOnline);
@@ -891,7 +939,8 @@ async function tableView(id) {
       lines.push(h("p", { text: t("waiting") }), h("input", { id: "invite-link", readonly: true, value: link, onclick: (e) => e.target.select() }));
     } else if (table.status === "finished") {
       if (table.abandoned) lines.push(h("p", { class: "result", id: "abandoned", text: t("abandoned") }));
-      else if (table.match_length && table.winner !== null) lines.push(h("p", { class: "result", text: t("match_over", { name: nameOf(table.winner) }) }));
+      if (table.timed_out !== null && table.timed_out !== undefined) lines.push(h("p", { class: "result", id: "timed-out", text: t("timed_out", { name: nameOf(table.timed_out) }) }));
+      if (table.abandoned) { /* said above */ } else if (table.match_length && table.winner !== null) lines.push(h("p", { class: "result", text: t("match_over", { name: nameOf(table.winner) }) }));
       else lines.push(h("p", { class: "result", text: t("session_over") }));
     } else if (game) {
       if (game.result) lines.push(h("p", { class: "result", text: t("game_over", { name: nameOfSide(game.result.winner), n: game.result.points }) }));
@@ -1042,7 +1091,9 @@ async function tableView(id) {
         h("span", { class: `swatch ${sideOf(seat) === 0 ? "white" : "black"}` }),
         h("span", { class: "name", text: nameOf(seat) + (table.roles[seat] ? ` — ${t(`role_${table.roles[seat]}`)}` : "") }),
         h("span", { class: "points", text: num(replayAt !== null && steps ? steps[replayAt].score[seat] : table.score[seat]) }),
-        game && (!isChouette() || table.roles[seat] === "box" || table.roles[seat] === "captain") ? h("span", { class: "pips", text: `${t("pips")} ${num(shownPips(game)[sideOf(seat)])}` }) : null)),
+        game && (!isChouette() || table.roles[seat] === "box" || table.roles[seat] === "captain") ? h("span", { class: "pips", text: `${t("pips")} ${num(shownPips(game)[sideOf(seat)])}` }) : null,
+        table.clock ? h("span", { class: "clock", "data-seat": String(seat), dir: "ltr", role: "timer", "aria-label": t("clock_of", { name: nameOf(seat) }) }) : null)),
+      table.clock ? h("p", { id: "clock-warning", class: "warning", "aria-live": "assertive" }) : null,
       table.crawford ? h("p", { class: "crawford", text: t("crawford_game") }) : null,
     );
     // While replaying, the list follows the step: that game's steps so far, this one marked.
@@ -1087,6 +1138,7 @@ async function tableView(id) {
       h("select", { id: "digits", onchange: (e) => { localStorage.setItem("nard.digits", e.target.value); render(); } },
         h("option", { value: "latin", selected: !nativeDigits(), text: "123" }),
         h("option", { value: "native", selected: nativeDigits(), text: language() === "fa" ? "۱۲۳" : "١٢٣" })));
+    if (table.clock) queueMicrotask(tickClocks); // the fresh clocks show their time at once
     side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", analysisSection(), orientation, swap, speed, auto, digits || "", rolloutOptions(cfg.rollout), fair, downloads);
     // The newest entry in view, unless the player scrolled back to read.
     if (following) historyList.scrollTop = historyList.scrollHeight;
