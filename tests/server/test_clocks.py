@@ -144,9 +144,7 @@ def test_a_late_action_is_refused_and_the_background_check_ends_idle_tables(
         assert refused.json()["error"]["code"] == "out_of_time"
         assert _state(ann, tid)["timed_out"] == late
         # another table, nobody asks: the server's own check ends it
-        tid2, _ = _online(
-            TestClient(app), TestClient(app), match_length=1, time_control="bullet"
-        )
+        tid2, _ = _online(TestClient(app), TestClient(app), match_length=1, time_control="bullet")
         clock.advance(37)
         service = app.state.service
         assert ann.portal is not None
