@@ -68,6 +68,7 @@ from nard.server.models import PlayerRow
 from nard.server.schemas import (
     ActionRequest,
     AnalysisRequest,
+    ChallengeRequest,
     ConflictBody,
     ContributionRequest,
     CredentialsRequest,
@@ -83,6 +84,7 @@ from nard.server.schemas import (
     RatedMatch,
     RolloutRequest,
     SeatView,
+    SeekRequest,
     TableSummary,
     TableView,
     TimeControlSpec,
@@ -710,6 +712,9 @@ def create_app(
             match_length=int(row.settings.get("match_length", 0)),
             created_at=row.created_at.isoformat(),
             rated=bool(row.rated),
+            time_control=row.settings.get("time_control"),
+            seek=row.settings.get("seek"),
+            rematch_of=row.rematch_of,
         )
 
     async def acting(who: _Auth, policy: str = "action") -> PlayerRow:
@@ -732,12 +737,16 @@ def create_app(
         """A new table, committed to its dice: each seated person then sends their
         contribution (``/seed``); the first roll follows the last one."""
         player = await acting(who, "table")
+        table = await service.create(player, table_spec(body))
+        return table_response(table, player, 201)
+
+    def table_spec(body: NewTableRequest) -> NewTable:
         try:
             rules = TableRules(**body.model_dump(include=RULE_FIELDS))
         except ValueError as exc:
             raise ServiceError(422, "invalid_rules", str(exc)) from None
         chouette = body.opponent == "chouette"
-        spec = NewTable(
+        return NewTable(
             rules=rules,
             level=body.level if body.opponent == "computer" or chouette else None,
             seat=body.seat,
@@ -747,12 +756,93 @@ def create_app(
             rated=body.rated,
             time_control=_time_control(body.time_control),
         )
-        table = await service.create(player, spec)
-        return table_response(table, player, 201)
 
     @app.get("/api/tables", response_model=list[TableSummary])
     async def lobby() -> list[TableSummary]:
-        return [summary(t) for t in store.open_tables()]
+        """The lobby: open tables and seeks, each with its host's rating."""
+        return with_ratings(store.open_tables())
+
+    def with_ratings(tables: list[StoredTable]) -> list[TableSummary]:
+        ratings = store.ratings_of([t.row.creator_id for t in tables])
+        return [
+            summary(t).model_copy(update={"host_rating": ratings.get(t.row.creator_id)})
+            for t in tables
+        ]
+
+    @app.get("/api/live", response_model=list[TableSummary])
+    async def live_tables() -> list[TableSummary]:
+        """Tables in play that anyone may watch: lobby tables and rated matches."""
+        return with_ratings(store.live_tables())
+
+    # -- matchmaking --------------------------------------------------------------------
+    @app.post(
+        "/api/seeks",
+        response_model=TableView,
+        status_code=201,
+        responses=_errors(401, 403, 422, 429),
+    )
+    async def seek(body: SeekRequest, who: Changing) -> Response:
+        """Find an opponent: the oldest open seek this one fits is joined at once (the
+        table is then in play), or this seek waits in the lobby (docs/server.md)."""
+        player = await acting(who, "table")
+        low, high = body.min_rating, body.max_rating
+        if low is not None and high is not None and low > high:
+            raise ServiceError(422, "invalid_seek", "min_rating is above max_rating")
+        table = await service.seek(
+            player,
+            TableRules(match_length=body.match_length),
+            rated=body.rated,
+            time_control=_time_control(body.time_control),
+            min_rating=body.min_rating,
+            max_rating=body.max_rating,
+        )
+        return table_response(table, player, 201)
+
+    @app.post(
+        "/api/challenges",
+        response_model=TableView,
+        status_code=201,
+        responses=_errors(401, 403, 404, 422, 429),
+    )
+    async def challenge(body: ChallengeRequest, who: Changing) -> Response:
+        """Challenge an account by name to a private table; they see it among their
+        challenges (``GET /api/challenges``) and join it or decline."""
+        player = await acting(who, "table")
+        if body.opponent != "person":
+            raise ServiceError(422, "invalid_challenge", "a challenge is to a person")
+        spec = table_spec(body)
+        table = await service.challenge(player, body.username, spec)
+        return table_response(table, player, 201)
+
+    @app.get("/api/challenges", response_model=list[TableSummary])
+    async def challenges(who: Auth) -> list[TableSummary]:
+        """The tables that challenge the caller (rematches included), newest first."""
+        if who.player is None:
+            return []
+        return with_ratings(service.challenges(who.player))
+
+    @app.post(
+        "/api/tables/{table_id}/decline",
+        response_model=TableView,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def decline(table_id: str, who: Changing) -> Response:
+        """Say no to a challenge: the table ends unplayed."""
+        player = await acting(who)
+        return table_response(await service.decline(_check_id(table_id), player), player)
+
+    @app.post(
+        "/api/tables/{table_id}/rematch",
+        response_model=TableView,
+        status_code=201,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def rematch(table_id: str, who: Changing) -> Response:
+        """The same match again: against the computer a new table; against a person,
+        the rematch they offered is joined, or one is offered to them."""
+        player = await acting(who, "table")
+        table = await service.rematch(_check_id(table_id), player)
+        return table_response(table, player, 201)
 
     @app.get("/api/my-tables", response_model=list[TableSummary])
     async def my_tables(who: Auth) -> list[TableSummary]:

@@ -94,6 +94,12 @@ class TableRow(Base):
     public: Mapped[bool] = mapped_column(Boolean, default=False)
     rated: Mapped[bool] = mapped_column(Boolean, default=False)
     """A rated match (docs/ratings.md): its result changes the players' ratings."""
+    challenged_id: Mapped[int | None] = mapped_column(
+        ForeignKey("players.id", name="fk_tables_challenged_id"), index=True
+    )
+    """The one player this table challenges (docs/server.md, "Matchmaking")."""
+    rematch_of: Mapped[str | None] = mapped_column(String(16), index=True)
+    """The finished table this one is the rematch of."""
     creator_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
     action_count: Mapped[int] = mapped_column(Integer, default=0)
     """The table's sequence number: every change appends actions and advances it

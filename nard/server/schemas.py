@@ -315,6 +315,29 @@ class TableSummary(BaseModel):
     analysed: int | None = None
     """The depth (plies) of the deepest finished analysis of the match, if any."""
     rated: bool = False
+    time_control: dict[str, Any] | None = None
+    seek: dict[str, Any] | None = None
+    """A lobby seek's rating range (``min_rating``, ``max_rating``)."""
+    host_rating: float | None = None
+    """The rating of the player who set the table up (accounts)."""
+    rematch_of: str | None = None
+
+
+class SeekRequest(_Strict):
+    """Find an opponent (docs/server.md, "Matchmaking"): joins the oldest open seek
+    this one fits, or waits in the lobby."""
+
+    match_length: StrictInt = Field(default=5, ge=1, le=64)
+    time_control: Literal["untimed", "bullet", "blitz", "standard"] | TimeControlSpec = "untimed"
+    rated: StrictBool = False
+    min_rating: float | None = Field(default=None, ge=0, le=4000)
+    max_rating: float | None = Field(default=None, ge=0, le=4000)
+
+
+class ChallengeRequest(NewTableRequest):
+    """Challenge the account ``username`` to the table these settings describe."""
+
+    username: str = Field(min_length=1, max_length=64)
 
 
 class RatedMatch(BaseModel):

@@ -46,7 +46,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -68,6 +68,7 @@ from nard.match.dice import (
     seed_commitment,
 )
 from nard.match.game import Decision, Game, MatchStateError
+from nard.match.rating import INITIAL_RATING
 from nard.notation.json_record import write_json
 from nard.notation.mat import write_mat
 from nard.notation.sgf import write_sgf
@@ -77,6 +78,7 @@ from nard.server.models import PlayerRow
 from nard.server.ratings import rated_result
 from nard.server.storage import KEEP, ConflictError, Lease, Storage, StoredTable, aware
 from nard.server.tables import (
+    TABLE_SEAT,
     ContributionClosedError,
     LiveTable,
     NotYourTurnError,
@@ -142,6 +144,11 @@ class NewTable:
     """A rated match (docs/ratings.md): accounts only, match play, two seats."""
     time_control: TimeControl | None = None
     """The clocks (docs/clocks.md); None: untimed."""
+    challenged: PlayerRow | None = None
+    """The one player invited to the open seat (a challenge by name, a rematch)."""
+    rematch_of: str | None = None
+    seek: dict[str, Any] | None = None
+    """A lobby seek: the rating range of acceptable opponents (docs/server.md)."""
 
 
 @dataclass
@@ -440,6 +447,18 @@ class TableService:
                     403, "account_required", "rated matches are for accounts: register first"
                 )
             table.rated = True
+        if spec.challenged is not None:
+            if spec.challenged.id == creator.id:
+                raise ServiceError(422, "invalid_challenge", "you cannot challenge yourself")
+            if spec.chouette or spec.level is not None or spec.public:
+                raise ServiceError(
+                    422, "invalid_challenge", "a challenge is a private table for two people"
+                )
+            table.challenged = spec.challenged.id
+        table.rematch_of = spec.rematch_of
+        if spec.seek is not None:
+            table.seek = dict(spec.seek)
+            settings["seek"] = table.seek
         if spec.time_control is not None:
             if spec.chouette:
                 raise ServiceError(422, "invalid_time_control", "a chouette has no clocks")
@@ -471,6 +490,8 @@ class TableService:
             public=table.public,
             seed_deadline=deadline,
             rated=table.rated,
+            challenged_id=table.challenged,
+            rematch_of=table.rematch_of,
         )
         self._cache(table)
         self.metrics.tables_created.inc()
@@ -518,8 +539,18 @@ class TableService:
                 raise ServiceError(
                     403, "account_required", "rated matches are for accounts: register first"
                 )
-            if not table.public and not (
-                invite and secrets.compare_digest(invite.encode(), table.invite_token.encode())
+            if table.challenged is not None and table.challenged != player.id:
+                raise ServiceError(
+                    403, "challenge_for_another", "this table waits for the player it challenged"
+                )
+            if table.seek is not None:
+                self._check_seek_range(table, player)
+            if (
+                table.challenged != player.id
+                and not table.public
+                and not (
+                    invite and secrets.compare_digest(invite.encode(), table.invite_token.encode())
+                )
             ):
                 raise ServiceError(403, "invite_required", "this table is joined by invitation")
             open_seats = [i for i, s in enumerate(table.seats) if s.is_open]
@@ -564,6 +595,118 @@ class TableService:
             if self.seat_of(table, account) is not None:
                 claimed.append(table.id)
         return claimed
+
+    def _check_seek_range(self, table: AnyTable, player: PlayerRow) -> None:
+        """A seek's rating range: the joining player's rating must be inside it."""
+        assert table.seek is not None
+        found = self.storage.player(player.id)
+        rating = float(found.rating) if found is not None else INITIAL_RATING
+        low, high = table.seek.get("min_rating"), table.seek.get("max_rating")
+        if (low is not None and rating < low) or (high is not None and rating > high):
+            raise ServiceError(
+                403,
+                "rating_out_of_range",
+                f"this seek is for ratings {low or '-'} to {high or '-'}, yours is {rating:.0f}",
+            )
+
+    async def seek(
+        self,
+        player: PlayerRow,
+        rules: TableRules,
+        *,
+        rated: bool,
+        time_control: TimeControl | None,
+        min_rating: float | None,
+        max_rating: float | None,
+    ) -> AnyTable:
+        """Find an opponent: the oldest open seek this one fits (same match length,
+        time control and rating, each player's rating inside the other's range) is
+        joined at once; with none, this seek waits in the lobby (docs/server.md)."""
+        control = time_control.to_json() if time_control else None
+        for stored in reversed(self.storage.open_tables(limit=200)):
+            row = stored.row
+            seek = row.settings.get("seek")
+            if seek is None or row.creator_id == player.id or bool(row.rated) != rated:
+                continue
+            if row.settings.get("match_length") != rules.match_length:
+                continue
+            if row.settings.get("time_control") != control:
+                continue
+            host = self.storage.player(row.creator_id)
+            theirs = float(host.rating) if host is not None else INITIAL_RATING
+            if (min_rating is not None and theirs < min_rating) or (
+                max_rating is not None and theirs > max_rating
+            ):
+                continue
+            try:
+                return await self.join(row.id, player, None)
+            except ServiceError:
+                continue  # taken meanwhile, or this player does not fit its range
+        spec = NewTable(
+            rules=rules,
+            level=None,
+            public=True,
+            rated=rated,
+            time_control=time_control,
+            seek={"min_rating": min_rating, "max_rating": max_rating},
+        )
+        return await self.create(player, spec)
+
+    async def challenge(self, player: PlayerRow, username: str, spec: NewTable) -> AnyTable:
+        """A private table for ``player`` and the account ``username``, who finds it
+        among their challenges and joins it (or declines)."""
+        target = self.storage.player_by_username(username)
+        if target is None or target.username is None:
+            raise ServiceError(404, "no_such_player", f"no player is called {username!r}")
+        return await self.create(player, replace(spec, challenged=target, public=False))
+
+    def challenges(self, player: PlayerRow) -> list[StoredTable]:
+        """The tables that challenge ``player`` and wait for an answer."""
+        return self.storage.challenges_for(player.id)
+
+    async def decline(self, table_id: str, player: PlayerRow) -> AnyTable:
+        """The challenged player says no: the table ends unplayed."""
+
+        def decline(table: AnyTable, _seat: int | None) -> Change:
+            if table.challenged != player.id:
+                raise ServiceError(403, "not_challenged", "this challenge is not for you")
+            if table.status != "waiting":
+                raise ServiceError(409, "table_closed", "the challenge is no longer open")
+            return Change(table.end(TABLE_SEAT))
+
+        return await self._change(table_id, player, decline, seated=False)
+
+    async def rematch(self, table_id: str, player: PlayerRow) -> AnyTable:
+        """The same match again: against the computer a new table at once; against a
+        person the rematch the opponent offered is joined, or one is offered to them
+        (a challenge they see on their page)."""
+        old = await self._current(table_id)
+        seat = self.seat_of(old, player)
+        if seat is None or not isinstance(old, LiveTable):
+            raise ServiceError(403, "not_seated", "a rematch is for the match's players")
+        if not old.finished:
+            raise ServiceError(409, "not_finished", "the match is still going", table=old)
+        other = old.seats[1 - seat]
+        control = old.clocks.control if old.clocks is not None else None
+        if other.level is None and other.player_id is not None:
+            offer = self.storage.rematch_offer(table_id, other.player_id)
+            if offer is not None:
+                return await self.join(offer.row.id, player, None)
+        opponent = (
+            self.storage.player(other.player_id)
+            if other.level is None and other.player_id is not None
+            else None
+        )
+        spec = NewTable(
+            rules=old.rules,
+            level=other.level,
+            seat=seat,
+            rated=old.rated,
+            time_control=control,
+            challenged=opponent,
+            rematch_of=table_id if opponent is not None else None,
+        )
+        return await self.create(player, spec)
 
     async def leave(
         self, table_id: str, player: PlayerRow, expect_seq: int | None = None
@@ -1462,6 +1605,7 @@ def _rebuild(stored: StoredTable) -> AnyTable:
     settings = dict(row.settings)
     kind = settings.pop("kind", None)
     control = settings.pop("time_control", None)
+    seek = settings.pop("seek", None)
     contributions = settings.pop("fair_dice", None) == "contributions"
     rules = TableRules.from_json(settings)
     server_seed = bytes.fromhex(row.server_seed)
@@ -1477,6 +1621,9 @@ def _rebuild(stored: StoredTable) -> AnyTable:
     table.invite_token = row.invite_token
     table.public = bool(row.public)
     table.rated = bool(row.rated)
+    table.challenged = row.challenged_id
+    table.rematch_of = row.rematch_of
+    table.seek = seek
     if control is not None:
         table.set_time_control(TimeControl.from_json(control))
     table.seed_deadline = aware(row.seed_deadline)

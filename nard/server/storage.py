@@ -349,6 +349,8 @@ class Storage:
         public: bool = False,
         seed_deadline: datetime | None = None,
         rated: bool = False,
+        challenged_id: int | None = None,
+        rematch_of: str | None = None,
     ) -> None:
         now = datetime.now(UTC)
         with self.engine.begin() as c:
@@ -364,6 +366,8 @@ class Storage:
                     invite_token=invite_token,
                     public=public,
                     rated=rated,
+                    challenged_id=challenged_id,
+                    rematch_of=rematch_of,
                     creator_id=creator_id,
                     action_count=0,
                     seed_deadline=seed_deadline,
@@ -593,6 +597,42 @@ class Storage:
             )
             return [StoredTable(r, self._seats_of(s, r.id), []) for r in rows]
 
+    def challenges_for(self, player_id: int, limit: int = 50) -> list[StoredTable]:
+        """Tables waiting for ``player_id`` to accept their challenge, newest first."""
+        return self._tables_where(
+            (TableRow.status == "waiting") & (TableRow.challenged_id == player_id), limit
+        )
+
+    def rematch_offer(self, of: str, creator_id: int) -> StoredTable | None:
+        """The waiting rematch of table ``of`` that ``creator_id`` offered, if any."""
+        found = self._tables_where(
+            (TableRow.status == "waiting")
+            & (TableRow.rematch_of == of)
+            & (TableRow.creator_id == creator_id),
+            1,
+        )
+        return found[0] if found else None
+
+    def live_tables(self, limit: int = 50) -> list[StoredTable]:
+        """Tables in play that spectators may find: lobby tables and rated matches."""
+        return self._tables_where(
+            (TableRow.status == "playing")
+            & or_(TableRow.public.is_(True), TableRow.rated.is_(True)),
+            limit,
+        )
+
+    def _tables_where(self, condition: Any, limit: int) -> list[StoredTable]:
+        with self._session() as s:
+            rows = list(
+                s.scalars(
+                    select(TableRow)
+                    .where(condition)
+                    .order_by(TableRow.created_at.desc())
+                    .limit(limit)
+                )
+            )
+            return [StoredTable(r, self._seats_of(s, r.id), []) for r in rows]
+
     def tables_of(self, player_id: int, limit: int = 100) -> list[StoredTable]:
         """The player's tables, newest first (no actions loaded)."""
         with self._session() as s:
@@ -797,6 +837,18 @@ class Storage:
             if _is_integrity_error(exc):  # rated at the same moment elsewhere
                 return []
             raise
+
+    def ratings_of(self, player_ids: Sequence[int]) -> dict[int, float]:
+        """The ratings of the accounts among ``player_ids``."""
+        if not player_ids:
+            return {}
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(_players.c.id, _players.c.rating).where(
+                    _players.c.id.in_(list(player_ids)), _players.c.username.is_not(None)
+                )
+            )
+            return {int(i): float(r) for i, r in rows}
 
     def rank_of(self, player_id: int) -> int | None:
         """The player's place on :meth:`leaderboard` (None before a rated match)."""

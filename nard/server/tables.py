@@ -209,6 +209,11 @@ class TableBase:
         self.public = False
         self.rated = False
         """A rated match (:mod:`nard.server.ratings`)."""
+        self.challenged: int | None = None
+        """The one player who may take the open seat (a challenge, or a rematch)."""
+        self.rematch_of: str | None = None
+        self.seek: dict[str, Any] | None = None
+        """A lobby seek's rating range (``min_rating``, ``max_rating``; None: any)."""
         self.clocks: Clocks | None = None
         """The players' clocks under the table's time control (None: untimed)."""
         self.timed_out: int | None = None
@@ -531,6 +536,9 @@ class TableBase:
             "rated": self.rated,
             "clock": self.clock_view(),
             "timed_out": self.timed_out,
+            "challenged": self.challenged,
+            "rematch_of": self.rematch_of,
+            "seek": self.seek,
         }
 
 

@@ -170,20 +170,56 @@ function checkbox(name, label, checked = false) {
   return h("label", { class: "check" }, h("input", { type: "checkbox", name, checked }), h("span", { text: label }));
 }
 
+// A table's terms in a line: length, time control, rated, a seek's rating range.
+function tableTerms(table) {
+  const parts = [table.match_length ? t("match_to", { n: table.match_length }) : t("money")];
+  const tc = table.time_control;
+  if (tc) {
+    const preset = Object.entries(TIME_PRESETS).find(([, p]) => p.delay === tc.delay && p.reserve === tc.reserve && tc.per_point);
+    parts.push(preset ? t(`tc_${preset[0]}_short`) : t("tc_custom", { delay: num(tc.delay), reserve: num(tc.reserve) }));
+  }
+  if (table.rated) parts.push(t("rated"));
+  const seek = table.seek;
+  if (seek && (seek.min_rating !== null || seek.max_rating !== null)) {
+    parts.push(t("seek_range", { low: seek.min_rating === null ? "—" : num(seek.min_rating), high: seek.max_rating === null ? "—" : num(seek.max_rating) }));
+  }
+  return parts.join(" · ");
+}
+
+const TIME_PRESETS = { bullet: { delay: 6, reserve: 30 }, blitz: { delay: 10, reserve: 60 }, standard: { delay: 15, reserve: 120 } };
+
+function hostOf(table) {
+  const host = table.seats.find((s) => s.kind === "person");
+  const rating = table.host_rating === null || table.host_rating === undefined ? "" : ` (${num(Math.round(table.host_rating))})`;
+  return `${host ? host.name : "?"}${rating}`;
+}
+
 async function homeView() {
   const root = main();
   root.replaceChildren();
   if (!me || me.guest) root.append(signInBox());
-  root.append(newGameForm());
+  const [tables, live, challenges] = await Promise.all([
+    api("GET", "/api/tables"), api("GET", "/api/live"), me ? api("GET", "/api/challenges") : Promise.resolve([]),
+  ]);
+  if (challenges.length) {
+    root.append(h("section", { id: "challenges", class: "card" }, h("h2", { text: t("challenges") }),
+      ...challenges.map((table) => h("div", { class: "lobby-row" },
+        h("span", { text: t(table.rematch_of ? "rematch_from" : "challenge_from", { name: hostOf(table), terms: tableTerms(table) }) }),
+        h("button", { class: "primary", "data-action": "accept-challenge", onclick: async () => {
+          try { await api("POST", `/api/tables/${table.id}/join`, {}); navigate(`/play/${table.id}`); } catch (error) { showError(error); }
+        }, text: t("accept_challenge") }),
+        h("button", { "data-action": "decline-challenge", onclick: async () => {
+          try { await api("POST", `/api/tables/${table.id}/decline`); route(); } catch (error) { showError(error); }
+        }, text: t("decline_challenge") })))));
+  }
+  root.append(seekForm(), newGameForm());
   const lobby = h("section", { id: "lobby" }, h("h2", { text: t("lobby") }));
   root.append(lobby);
-  const tables = await api("GET", "/api/tables");
   if (!tables.length) lobby.append(h("p", { text: t("lobby_empty") }));
   for (const table of tables) {
-    const host = table.seats.find((s) => s.kind === "person");
     lobby.append(
       h("div", { class: "lobby-row" },
-        h("span", { text: `${host ? host.name : "?"} — ${table.match_length ? t("match_to", { n: table.match_length }) : t("money")}` }),
+        h("span", { text: `${hostOf(table)} — ${tableTerms(table)}` }),
         h("button", { onclick: async () => {
           try {
             await ensureGuest();
@@ -194,6 +230,48 @@ async function homeView() {
       ),
     );
   }
+  if (live.length) {
+    root.append(h("section", { id: "live" }, h("h2", { text: t("live_tables") }),
+      ...live.map((table) => h("div", { class: "lobby-row" },
+        h("span", { text: `${table.seats.map(playerName).join(" — ")} · ${tableTerms(table)}` }),
+        h("a", { href: `/play/${table.id}`, "data-link": true, class: "button", text: t("watch") })))));
+  }
+}
+
+// "Find an opponent": a seek, paired at once with a compatible one, or left in the lobby.
+function seekForm() {
+  const length = h("input", { name: "seek_length", type: "number", min: 1, max: 64, value: 5 });
+  const clock = h("select", { name: "seek_time" }, ...["untimed", "bullet", "blitz", "standard"].map((v) => h("option", { value: v, selected: v === "blitz", text: t(`tc_${v}`) })));
+  const low = h("input", { name: "seek_min", type: "number", min: 0, max: 4000, placeholder: "—" });
+  const high = h("input", { name: "seek_max", type: "number", min: 0, max: 4000, placeholder: "—" });
+  const rated = h("input", { type: "checkbox", name: "seek_rated" });
+  const challengee = h("input", { name: "challenge_name", maxlength: 32, autocomplete: "off" });
+  const terms = () => ({ match_length: Number(length.value), time_control: clock.value, rated: rated.checked });
+  return h("form", { id: "seek", class: "card", onsubmit: async (event) => {
+    event.preventDefault();
+    try {
+      await ensureGuest();
+      const body = { ...terms() };
+      if (low.value !== "") body.min_rating = Number(low.value);
+      if (high.value !== "") body.max_rating = Number(high.value);
+      const table = await api("POST", "/api/seeks", body);
+      navigate(`/play/${table.id}`);
+    } catch (error) { showError(error); }
+  } },
+    h("h2", { text: t("find_opponent") }),
+    field(t("seek_length"), length), field(t("time_control"), clock),
+    h("label", { class: "check" }, rated, h("span", { text: t("rated_match") })),
+    field(t("seek_min"), low), field(t("seek_max"), high),
+    h("button", { type: "submit", id: "seek-button", class: "primary", text: t("find_opponent") }),
+    h("div", { class: "challenge" },
+      field(t("challenge_player"), challengee),
+      h("button", { type: "button", id: "challenge-button", onclick: async () => {
+        try {
+          await ensureGuest();
+          const table = await api("POST", "/api/challenges", { ...terms(), opponent: "person", username: challengee.value.trim() });
+          navigate(`/play/${table.id}`);
+        } catch (error) { showError(error); }
+      }, text: t("challenge") })));
 }
 
 function signInBox() {
@@ -888,13 +966,11 @@ async function tableView(id) {
     resultPanel.hidden = false;
   }
 
-  // The same match again, same rules and colours, against the same kind of opponent.
+  // The same match again, same rules, colours and clocks: against the computer a new
+  // table; against a person the rematch they offered, or one offered to them.
   function rematch() {
-    const computer = table.seats.find((s) => s.kind === "computer");
-    const body = { ...table.rules, opponent: computer ? "computer" : "person", seat: mySeat() };
-    if (computer) body.level = computer.level;
     return busy(async () => {
-      const fresh = await api("POST", "/api/tables", body);
+      const fresh = await api("POST", `/api/tables/${table.id}/rematch`);
       navigate(`/play/${fresh.id}`);
     });
   }
