@@ -425,6 +425,7 @@ def create_app(
         server_seeds=server_seeds,
         redis_url=settings.redis_url,
         contribution_timeout=settings.contribution_timeout,
+        away_grace=settings.away_grace,
         computer_lease=settings.computer_lease,
         cache_size=settings.table_cache,
         idle_eviction=settings.table_idle,
@@ -1103,6 +1104,22 @@ def create_app(
         time loses now; otherwise nothing changes (docs/clocks.md)."""
         player = await acting(who)
         return table_response(await service.flag(_check_id(table_id), player), player)
+
+    @app.get("/api/tables/{table_id}/presence", responses=_errors(404))
+    async def presence(table_id: str) -> dict[str, Any]:
+        """Whether each person seated is connected, or since when they are away and when
+        the opponent may claim the match (docs/server.md, "Abandonment")."""
+        return service.presence(await service.get(_check_id(table_id)))
+
+    @app.post(
+        "/api/tables/{table_id}/claim",
+        response_model=TableView,
+        responses=_errors(401, 403, 404, 409, 429),
+    )
+    async def claim(table_id: str, who: Changing) -> Response:
+        """Win the match whose opponent has been away longer than the grace period."""
+        player = await acting(who)
+        return table_response(await service.claim(_check_id(table_id), player), player)
 
     @app.get("/api/tables/{table_id}/hint", responses=_errors(401, 403, 404, 409, 429))
     async def hint(table_id: str, who: Auth) -> dict[str, Any]:

@@ -124,6 +124,8 @@ class TableSeatRow(Base):
     player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id"), index=True)
     level: Mapped[str | None] = mapped_column(String(16))
     name: Mapped[str] = mapped_column(String(32))
+    last_seen: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    """When the seat's player was last connected to the table (a socket open)."""
 
 
 class TableActionRow(Base):

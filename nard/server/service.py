@@ -237,6 +237,8 @@ class TableService:
         clock: Callable[[], datetime] = _utcnow,
         contribution_timeout: float = 120.0,
         computer_lease: float = 15.0,
+        away_grace: float = 60.0,
+        presence_interval: float = 10.0,
         cache_size: int = 2000,
         idle_eviction: float = 600.0,
         watch_queue: int = 64,
@@ -250,6 +252,10 @@ class TableService:
         self.clock = clock
         self.contribution_timeout = timedelta(seconds=contribution_timeout)
         self.computer_lease = timedelta(seconds=computer_lease)
+        self.away_grace = timedelta(seconds=away_grace)
+        """How long a player may be away from a match against a person before the
+        opponent may claim it."""
+        self.presence_interval = presence_interval
         self.cache_size = cache_size
         self.idle_eviction = idle_eviction
         self.watch_queue = watch_queue
@@ -300,6 +306,7 @@ class TableService:
         self._spawn(self._evict_forever())
         self._spawn(self._rate_unrated_once())
         self._spawn(self._clocks_forever())
+        self._spawn(self._presence_forever())
         if self._thinkers is not None:
             self._spawn(self._thinkers.warm_up())
         elif not self._engine_warmed.is_set():
@@ -495,7 +502,15 @@ class TableService:
         )
         self._cache(table)
         self.metrics.tables_created.inc()
+        self._present(table, creator)
         return table
+
+    def _present(self, table: AnyTable, player: PlayerRow) -> None:
+        """``player`` is at ``table`` now (presence, as a socket's heartbeat says)."""
+        seats = [n for n, s in enumerate(table.seats) if s.player_id == player.id]
+        if seats:
+            with contextlib.suppress(Exception):
+                self.storage.seen(table.id, seats, self.clock())
 
     async def get(self, table_id: str) -> AnyTable:
         """The table as the database has it now (a change in flight in this process is
@@ -570,7 +585,9 @@ class TableService:
                 change.entries += table.contribute(number, contribution)
             return change
 
-        return await self._change(table_id, player, sit, seated=False, expect_seq=expect_seq)
+        table = await self._change(table_id, player, sit, seated=False, expect_seq=expect_seq)
+        self._present(table, player)
+        return table
 
     async def claim_tables(self, guest: PlayerRow, account: PlayerRow) -> list[str]:
         """A guest signed in to ``account``: every table the guest sits at passes to
@@ -839,11 +856,13 @@ class TableService:
             if table.finished:
                 return Change([])
             people = [n for n, s in enumerate(table.seats) if s.level is None and n != seat]
+            if people and isinstance(table, LiveTable) and table.status == "playing":
+                return Change(table.time_out(seat, "left"))  # leaving a match loses it
             if people:
                 raise ServiceError(
                     409,
                     "not_against_computer",
-                    "only a table against the computer can be abandoned: resign instead",
+                    "a table that has not started is closed with end, not abandoned",
                     table=table,
                 )
             return Change(table.end(seat, abandoned=True))
@@ -1365,8 +1384,92 @@ class TableService:
     # -- watching ----------------------------------------------------------------
     def watch(self, table_id: str, watcher: Watcher) -> None:
         self._watchers.setdefault(table_id, set()).add(watcher)
+        self._seen(table_id, [watcher])
+
+    def _seen(self, table_id: str, watchers: Sequence[Watcher]) -> None:
+        """The seated players among ``watchers`` are connected now (presence)."""
+        table = self._live.get(table_id)
+        if table is None:
+            return
+        seats = sorted(
+            {
+                seat
+                for w in watchers
+                if w.player is not None
+                for seat, s in enumerate(table.seats)
+                if s.player_id == w.player.id
+            }
+        )
+        if seats:
+            try:
+                self.storage.seen(table_id, seats, self.clock())
+            except Exception:
+                log.warning("could not record presence at table %s", table_id, exc_info=True)
+
+    async def _presence_forever(self) -> None:
+        """Every :attr:`presence_interval` seconds, the players connected here are
+        recorded as present (other processes read it from the database)."""
+        while not self.stopping:
+            await asyncio.sleep(self.presence_interval)
+            self.mark_present()
+
+    def mark_present(self) -> None:
+        """Record every seated player connected to this process as present now."""
+        for table_id, watchers in list(self._watchers.items()):
+            self._seen(table_id, list(watchers))
+
+    def presence(self, table: AnyTable) -> dict[str, Any]:
+        """Each person's seat: connected, or away since when and when the opponent may
+        claim the match (docs/server.md, "Abandonment")."""
+        seen = self.storage.last_seen(table.id)
+        now = self.clock()
+        window = timedelta(seconds=self.presence_interval * 2.5)
+        seats = []
+        for n, s in enumerate(table.seats):
+            if s.level is not None or s.player_id is None:
+                continue
+            last = seen.get(n)
+            connected = last is not None and now - last <= window
+            seats.append(
+                {
+                    "seat": n,
+                    "connected": connected,
+                    "last_seen": last.isoformat() if last else None,
+                    "claimable_at": None
+                    if connected or last is None
+                    else (last + self.away_grace).isoformat(),
+                }
+            )
+        return {"now": now.isoformat(), "grace_s": self.away_grace.total_seconds(), "seats": seats}
+
+    async def claim(self, table_id: str, player: PlayerRow) -> AnyTable:
+        """The match is won by the caller: the opponent (a person) has been away longer
+        than the grace period."""
+
+        def claim(table: AnyTable, seat: int | None) -> Change:
+            assert seat is not None
+            if not isinstance(table, LiveTable) or table.status != "playing":
+                raise ServiceError(409, "table_closed", "the match is not in play", table=table)
+            other = table.seats[1 - seat]
+            if other.level is not None:
+                raise ServiceError(409, "not_away", "the computer never leaves", table=table)
+            last = self.storage.last_seen(table.id).get(1 - seat)
+            now = self.clock()
+            window = timedelta(seconds=self.presence_interval * 2.5)
+            if last is None or now - last <= window or now - last < self.away_grace:
+                raise ServiceError(
+                    409,
+                    "not_away",
+                    f"{other.name} is connected, or has been away less than "
+                    f"{self.away_grace.total_seconds():.0f} s",
+                    table=table,
+                )
+            return Change(table.time_out(1 - seat, "disconnected"))
+
+        return await self._change(table_id, player, claim)
 
     def unwatch(self, table_id: str, watcher: Watcher) -> None:
+        self._seen(table_id, [watcher])  # last seen as the socket closes
         watchers = self._watchers.get(table_id)
         if watchers is not None:
             watchers.discard(watcher)

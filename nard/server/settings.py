@@ -106,6 +106,12 @@ class Settings:
         "the table may start without the missing ones",
         120.0,
     )
+    away_grace: float = _setting(
+        "NARD_AWAY_GRACE",
+        "seconds a player may be disconnected from a match against a person before the "
+        "opponent may claim it",
+        60.0,
+    )
     computer_lease: float = _setting(
         "NARD_COMPUTER_LEASE",
         "seconds a process holds the computer's turn; after a crash another process "
@@ -174,6 +180,7 @@ class Settings:
         positive = (
             "engine_workers",
             "contribution_timeout",
+            "away_grace",
             "computer_lease",
             "table_cache",
             "table_idle",

@@ -597,6 +597,25 @@ class Storage:
             )
             return [StoredTable(r, self._seats_of(s, r.id), []) for r in rows]
 
+    def seen(self, table_id: str, seats: Sequence[int], at: datetime) -> None:
+        """The players of ``seats`` are connected to the table at ``at``."""
+        if not seats:
+            return
+        with self.engine.begin() as c:
+            c.execute(
+                update(_seats)
+                .where(_seats.c.table_id == table_id, _seats.c.seat.in_(list(seats)))
+                .values(last_seen=at)
+            )
+
+    def last_seen(self, table_id: str) -> dict[int, datetime | None]:
+        """When each seat's player was last connected (None: never)."""
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(_seats.c.seat, _seats.c.last_seen).where(_seats.c.table_id == table_id)
+            )
+            return {int(seat): aware(moment) for seat, moment in rows}
+
     def challenges_for(self, player_id: int, limit: int = 50) -> list[StoredTable]:
         """Tables waiting for ``player_id`` to accept their challenge, newest first."""
         return self._tables_where(

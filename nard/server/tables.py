@@ -217,7 +217,10 @@ class TableBase:
         self.clocks: Clocks | None = None
         """The players' clocks under the table's time control (None: untimed)."""
         self.timed_out: int | None = None
-        """The seat whose time ran out (it lost), if one did."""
+        """The seat that lost by forfeit (see :attr:`forfeit`), if one did."""
+        self.forfeit: str | None = None
+        """Why: ``clock`` (its time ran out), ``disconnected`` (away past the grace
+        period, claimed by the opponent) or ``left`` (it left the match)."""
         self.time_ms: Callable[[], int] | None = None
         """The server's clock (ms), for the clocks' view; set by the service."""
         self.seed_deadline: datetime | None = None
@@ -393,6 +396,7 @@ class TableBase:
             self.finished = True
             self.abandoned = bool(command.get("abandoned", False))
         elif action == "timeout":
+            self.forfeit = str(command.get("reason", "clock"))
             self._time_out(int(command["seat"]))
         else:  # pragma: no cover - TABLE_ACTIONS lists the cases above
             raise AssertionError(action)
@@ -449,11 +453,14 @@ class TableBase:
     def match_length(self) -> int:
         return self.rules.match_length
 
-    def time_out(self, seat: int) -> list[tuple[int, dict[str, Any]]]:
-        """``seat``'s time is up: it loses (see :mod:`nard.match.clock`); the log entry."""
+    def time_out(self, seat: int, reason: str = "clock") -> list[tuple[int, dict[str, Any]]]:
+        """``seat`` loses by forfeit: its time is up (see :mod:`nard.match.clock`), it
+        was away too long, or it left (``reason``); the log entry."""
         if self.finished:
             raise TableClosedError(f"table {self.id} is finished")
         entry: dict[str, Any] = {"action": "timeout", "seat": seat}
+        if reason != "clock":
+            entry["reason"] = reason
         self._apply_table_action(TABLE_SEAT, entry)
         return [(TABLE_SEAT, entry)]
 
@@ -536,6 +543,7 @@ class TableBase:
             "rated": self.rated,
             "clock": self.clock_view(),
             "timed_out": self.timed_out,
+            "forfeit": self.forfeit,
             "challenged": self.challenged,
             "rematch_of": self.rematch_of,
             "seek": self.seek,

@@ -1,6 +1,7 @@
 """Clocks in the page, in a real browser: two people online under bullet; both
 pages show both clocks, the running one marked; when the server's (fake) clock passes
-the deadline, the server ends the match and both pages say who ran out of time."""
+the deadline, the server ends the match and both pages say who ran out of time. And a
+player whose page is gone past the grace period: the other claims the match."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         Settings(database_url=url, data_dir=folder, engine_workers=1, limits=NO_LIMITS),
         storage,
         server_seeds=lambda: rng.randbytes(32),
-        service_options={"clock": CLOCK},
+        service_options={"clock": CLOCK, "presence_interval": 0.5},
     )
     with served(app) as base:
         yield base
@@ -81,3 +82,29 @@ def test_both_clocks_are_shown_and_time_runs_out(
         assert page.locator("#score .clock.running").count() == 0
     bob.screenshot(path=str(tmp_path / "timed-out.png"))
     assert not ann_errors and not bob_errors, (ann_errors, bob_errors)
+
+
+def test_a_player_gone_too_long_loses_the_match_by_claim(
+    base_url: str, browser: Browser, tmp_path: Path
+) -> None:
+    ann, ann_errors = new_page(browser)
+    bob, _ = new_page(browser)
+    start_as_guest(ann, base_url, "Ann")
+    ann.select_option("select[name=opponent]", "person")
+    ann.fill("input[name=match_length]", "3")
+    ann.click("#start")
+    contribute(ann)
+    ann.wait_for_selector("#invite-link")
+    bob.goto(ann.input_value("#invite-link"))
+    contribute(bob)
+    ann.wait_for_selector("#board .checker")
+    bob.close()  # Bob's page is gone
+    ann.wait_for_timeout(1500)  # the server sees his socket close (real time, not the clock)
+    CLOCK.advance(61)
+    ann.wait_for_selector("#away", timeout=15_000)
+    assert "away too long" in ann.inner_text("#away")
+    ann.click("button[data-action=claim_match]")
+    ann.wait_for_selector("#timed-out")
+    assert "was away too long" in ann.inner_text("#timed-out")
+    ann.screenshot(path=str(tmp_path / "claimed.png"))
+    assert not ann_errors, ann_errors

@@ -468,6 +468,7 @@ async function tableView(id) {
   let retries = 0;
   let retryTimer = null;
   let left = false;
+  let presence = null; // who is connected, at a table against a person (polled)
   const offline = () => connection !== "online";
 
   // A table from the server (the socket's, or an action's answer, which may come
@@ -663,12 +664,24 @@ async function tableView(id) {
     }
   }
   const clockTimer = setInterval(tickClocks, 250);
+  // Against a person: who is connected, polled; the countdown to a claim is shown.
+  async function pollPresence() {
+    if (left || isChouette() || table.status !== "playing" || table.seats.some((s) => s.kind === "computer")) return;
+    try {
+      const seen = await api("GET", `/api/tables/${table.id}/presence`);
+      presence = { ...seen, received: performance.now() };
+      render();
+    } catch (error) { /* the next poll tries again */ }
+  }
+  const presenceTimer = setInterval(pollPresence, 5000);
+  setTimeout(pollPresence, 0); // once the view's helpers below are defined
   // A keep-alive, so that the server does not close a quiet socket as idle.
   const keepAlive = setInterval(() => { if (socket.readyState === WebSocket.OPEN) socket.send('{"type":"ping"}'); }, 60000);
   leaveView = () => {
     left = true;
     clearInterval(keepAlive);
     clearInterval(clockTimer);
+    clearInterval(presenceTimer);
     clearTimeout(deadlineTimer);
     clearTimeout(retryTimer);
     window.removeEventListener("online", onOnline);
@@ -1015,7 +1028,7 @@ async function tableView(id) {
       lines.push(h("p", { text: t("waiting") }), h("input", { id: "invite-link", readonly: true, value: link, onclick: (e) => e.target.select() }));
     } else if (table.status === "finished") {
       if (table.abandoned) lines.push(h("p", { class: "result", id: "abandoned", text: t("abandoned") }));
-      if (table.timed_out !== null && table.timed_out !== undefined) lines.push(h("p", { class: "result", id: "timed-out", text: t("timed_out", { name: nameOf(table.timed_out) }) }));
+      if (table.timed_out !== null && table.timed_out !== undefined) lines.push(h("p", { class: "result", id: "timed-out", text: t(`forfeit_${table.forfeit || "clock"}`, { name: nameOf(table.timed_out) }) }));
       if (table.abandoned) { /* said above */ } else if (table.match_length && table.winner !== null) lines.push(h("p", { class: "result", text: t("match_over", { name: nameOf(table.winner) }) }));
       else lines.push(h("p", { class: "result", text: t("session_over") }));
     } else if (game) {
@@ -1048,16 +1061,27 @@ async function tableView(id) {
     } else if (table.status === "finished" && !isChouette() && mySeat() !== null) {
       buttons.push(button("rematch", rematch));
     }
-    // Against the computer a match can be left unfinished, after a second click.
+    // Against the computer a match can be left unfinished, after a second click;
+    // against a person, leaving a match in play loses it.
     const onlyComputers = table.seats.every((s, n) => n === mySeat() || s.kind === "computer");
-    if (mySeat() !== null && onlyComputers && (table.status === "playing" || table.status === "seeding")) {
+    const leavable = onlyComputers ? table.status === "playing" || table.status === "seeding" : !isChouette() && table.status === "playing";
+    if (mySeat() !== null && leavable) {
       if (abandonAsked) {
-        buttons.push(h("span", { id: "abandon-ask", text: t("abandon_sure") }),
+        buttons.push(h("span", { id: "abandon-ask", text: t(onlyComputers ? "abandon_sure" : "leave_sure") }),
           button("abandon_confirm", () => { abandonAsked = false; post(`abandon?seq=${table.seq}`); }, { class: "danger" }),
           button("cancel", () => { abandonAsked = false; render(); }));
       } else {
-        buttons.push(button("abandon", () => { abandonAsked = true; render(); }));
+        buttons.push(button(onlyComputers ? "abandon" : "leave_match", () => { abandonAsked = true; render(); }));
       }
+    }
+    // The opponent away past the grace period: the match may be claimed.
+    const away = presence && presence.seats.find((s) => s.seat !== mySeat() && !s.connected && s.claimable_at);
+    if (away && mySeat() !== null && table.status === "playing" && !isChouette()) {
+      const left = Date.parse(away.claimable_at) - Date.parse(presence.now) - (performance.now() - presence.received);
+      buttons.push(h("span", { id: "away", role: "status", text: left > 0
+        ? t("opponent_away", { name: nameOf(away.seat), time: num(Math.ceil(left / 1000)) })
+        : t("opponent_gone", { name: nameOf(away.seat) }) }));
+      if (left <= 0) buttons.push(button("claim_match", () => busy(async () => { adopt(await api("POST", `/api/tables/${table.id}/claim`)); render(); }), { class: "primary" }));
     }
     if (game && myTurn) {
       const legal = new Set(game.legal_actions);
