@@ -19,10 +19,10 @@ from nard.server.tables import LiveTable, TableBase
 __all__ = ["COMPUTER_RATINGS", "rated_result"]
 
 COMPUTER_RATINGS: dict[Level, float] = {
-    Level.BEGINNER: 1400.0,
-    Level.INTERMEDIATE: 1600.0,
-    Level.EXPERT: 1850.0,
-    Level.WORLD_CLASS: 1950.0,
+    Level.BEGINNER: 1575.0,
+    Level.INTERMEDIATE: 1825.0,
+    Level.EXPERT: 1960.0,
+    Level.WORLD_CLASS: 2010.0,
 }
 """The fixed rating each level of the computer plays at in rated matches
 (docs/ratings.md says where the figures come from)."""
