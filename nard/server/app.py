@@ -69,6 +69,7 @@ from nard.server.schemas import (
     ActionRequest,
     AnalysisRequest,
     ChallengeRequest,
+    ChatRequest,
     ConflictBody,
     ContributionRequest,
     CredentialsRequest,
@@ -82,6 +83,7 @@ from nard.server.schemas import (
     PasswordRequest,
     Profile,
     RatedMatch,
+    ReportRequest,
     RolloutRequest,
     SeatView,
     SeekRequest,
@@ -1104,6 +1106,96 @@ def create_app(
         time loses now; otherwise nothing changes (docs/clocks.md)."""
         player = await acting(who)
         return table_response(await service.flag(_check_id(table_id), player), player)
+
+    # -- chat, blocks, reports ------------------------------------------------------
+    @app.get("/api/tables/{table_id}/chat", responses=_errors(404))
+    async def chat(table_id: str, who: Auth) -> dict[str, Any]:
+        """The caller's channel at the table (players', or spectators'), its last 100
+        messages, without those of players the caller blocks."""
+        table = await service.get(_check_id(table_id))
+        return {"messages": service.chat_for(table, who.player)}
+
+    @app.post(
+        "/api/tables/{table_id}/chat",
+        status_code=201,
+        responses=_errors(401, 403, 404, 422, 429),
+    )
+    async def say(table_id: str, body: ChatRequest, who: Changing) -> dict[str, Any]:
+        """Say something at the table: the seated players' channel, or the spectators'."""
+        if who.player is None:
+            raise ServiceError(401, "not_signed_in", "play as a guest or sign in first")
+        player = await acting(who, "chat")
+        return await service.post_chat(_check_id(table_id), player, body.text)
+
+    def _other(username: str, me: PlayerRow) -> PlayerRow:
+        found = store.player_by_username(username[:64])
+        if found is None:
+            raise ServiceError(404, "no_such_player", f"no player is called {username[:64]!r}")
+        if found.id == me.id:
+            raise ServiceError(422, "yourself", "that is you")
+        return found
+
+    @app.post("/api/players/{username}/block", status_code=204, responses=_errors(401, 403, 404))
+    async def block(username: str, who: Changing) -> Response:
+        """Block a player: no chat from them, no challenges, no seat at your tables."""
+        if who.player is None:
+            raise ServiceError(401, "not_signed_in", "play as a guest or sign in first")
+        other = _other(username, who.player)
+        store.block(who.player.id, other.id, service.clock())
+        return Response(status_code=204)
+
+    @app.delete("/api/players/{username}/block", status_code=204, responses=_errors(401, 403, 404))
+    async def unblock(username: str, who: Changing) -> Response:
+        if who.player is None:
+            raise ServiceError(401, "not_signed_in", "play as a guest or sign in first")
+        store.unblock(who.player.id, _other(username, who.player).id)
+        return Response(status_code=204)
+
+    @app.get("/api/blocks")
+    async def blocks(who: Auth) -> dict[str, Any]:
+        """The players the caller blocks."""
+        if who.player is None:
+            return {"blocked": []}
+        ids = store.blocked_by(who.player.id)
+        found = [store.player(i) for i in sorted(ids)]
+        return {
+            "blocked": [
+                {"id": p.id, "username": p.username, "name": p.display_name}
+                for p in found
+                if p is not None
+            ]
+        }
+
+    @app.post("/api/reports", status_code=201, responses=_errors(401, 403, 404, 422, 429))
+    async def report(body: ReportRequest, who: Changing) -> dict[str, Any]:
+        """Report a player to the moderators (a chat message is kept as it was)."""
+        if who.player is None:
+            raise ServiceError(401, "not_signed_in", "play as a guest or sign in first")
+        player = await acting(who, "chat")
+        message = store.chat_message(body.message_id) if body.message_id is not None else None
+        if body.message_id is not None and message is None:
+            raise ServiceError(404, "no_such_message", f"no chat message {body.message_id}")
+        if message is not None:
+            author = store.player(message.player_id)
+            assert author is not None
+            if body.username is not None and author.username != body.username:
+                raise ServiceError(404, "no_such_message", "no such message of that player")
+            if author.id == player.id:
+                raise ServiceError(422, "yourself", "that is you")
+            other = author
+        elif body.username is not None:
+            other = _other(body.username, player)
+        else:
+            raise ServiceError(422, "nobody_reported", "name the player, or the message")
+        row = store.report(
+            player.id,
+            other.id,
+            body.reason,
+            service.clock(),
+            table_id=message.table_id if message else body.table_id,
+            message=message,
+        )
+        return {"id": row.id}
 
     @app.get("/api/tables/{table_id}/presence", responses=_errors(404))
     async def presence(table_id: str) -> dict[str, Any]:

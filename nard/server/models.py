@@ -29,8 +29,11 @@ __all__ = [
     "AnalysisRow",
     "AuthSession",
     "Base",
+    "ChatMessageRow",
+    "PlayerBlockRow",
     "PlayerRow",
     "RatingChangeRow",
+    "ReportRow",
     "TableActionRow",
     "TableRow",
     "TableSeatRow",
@@ -162,6 +165,47 @@ class RatingChangeRow(Base):
     rating_before: Mapped[float] = mapped_column(Float)
     rating_after: Mapped[float] = mapped_column(Float)
     experience_before: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class ChatMessageRow(Base):
+    """One chat message at a table, in the players' channel or the spectators'."""
+
+    __tablename__ = "chat_messages"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    table_id: Mapped[str] = mapped_column(ForeignKey("tables.id", ondelete="CASCADE"), index=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    name: Mapped[str] = mapped_column(String(32))
+    channel: Mapped[str] = mapped_column(String(12))
+    """``players`` (the seated players') or ``spectators``."""
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class PlayerBlockRow(Base):
+    """``blocker`` blocks ``blocked``: no chat from them, no challenges, no seat at the
+    blocker's tables."""
+
+    __tablename__ = "player_blocks"
+
+    blocker_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    blocked_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class ReportRow(Base):
+    """A player reported to the moderators (a chat message kept as it was)."""
+
+    __tablename__ = "reports"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    reporter_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    reported_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    table_id: Mapped[str | None] = mapped_column(String(16))
+    message_id: Mapped[int | None] = mapped_column(Integer)
+    message_text: Mapped[str | None] = mapped_column(Text)
+    reason: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
 

@@ -66,6 +66,23 @@ ActionName = Annotated[str, StringConstraints(min_length=1, max_length=20), _CLE
 PlayText = Annotated[str, StringConstraints(max_length=200), _CLEAN]
 
 
+def _no_bidi_overrides(text: str) -> str:
+    for index, char in enumerate(text):
+        if "\u202a" <= char <= "\u202e":
+            raise ValueError(
+                f"direction override U+{ord(char):04X} at position {index + 1} is not allowed"
+            )
+    return text
+
+
+ChatText = Annotated[
+    str, StringConstraints(min_length=1, max_length=300), _CLEAN, AfterValidator(_no_bidi_overrides)
+]
+"""A chat message: no control characters, no direction overrides (which would turn
+the text around it in the page)."""
+Reason = Annotated[str, StringConstraints(min_length=1, max_length=500), _CLEAN]
+
+
 class _Strict(BaseModel):
     """A request body: unknown fields, numbers given as booleans or text, and text with
     control characters are refused."""
@@ -337,7 +354,23 @@ class SeekRequest(_Strict):
 class ChallengeRequest(NewTableRequest):
     """Challenge the account ``username`` to the table these settings describe."""
 
-    username: str = Field(min_length=1, max_length=64)
+    username: Username
+
+
+class ChatRequest(_Strict):
+    """A chat message (1-300 characters, no control characters)."""
+
+    text: ChatText
+
+
+class ReportRequest(_Strict):
+    """Report a player to the moderators: why, and the chat message (whose author is
+    reported) or the account's ``username``."""
+
+    username: Username | None = None
+    reason: Reason
+    message_id: StrictInt | None = None
+    table_id: Invite | None = None
 
 
 class RatedMatch(BaseModel):

@@ -560,6 +560,9 @@ class TableService:
                 )
             if table.seek is not None:
                 self._check_seek_range(table, player)
+            seated = {s.player_id for s in table.seats if s.player_id is not None}
+            if seated and seated & self.storage.blockers_of(player.id):
+                raise ServiceError(403, "blocked", "a player at this table has blocked you")
             if (
                 table.challenged != player.id
                 and not table.public
@@ -675,6 +678,10 @@ class TableService:
         target = self.storage.player_by_username(username)
         if target is None or target.username is None:
             raise ServiceError(404, "no_such_player", f"no player is called {username!r}")
+        if player.id in self.storage.blocked_by(target.id):
+            raise ServiceError(
+                403, "blocked", f"{target.display_name} does not take your challenges"
+            )
         return await self.create(player, replace(spec, challenged=target, public=False))
 
     def challenges(self, player: PlayerRow) -> list[StoredTable]:
@@ -1442,6 +1449,67 @@ class TableService:
             )
         return {"now": now.isoformat(), "grace_s": self.away_grace.total_seconds(), "seats": seats}
 
+    # -- chat ----------------------------------------------------------------------
+    def _channel(self, table: AnyTable, player: PlayerRow | None) -> str:
+        """``players`` for the seated, ``spectators`` for everyone else."""
+        return (
+            "players"
+            if player is not None and self.seat_of(table, player) is not None
+            else ("spectators")
+        )
+
+    async def post_chat(self, table_id: str, player: PlayerRow, text: str) -> dict[str, Any]:
+        """A chat message at the table, in the sender's channel: stored, then sent to
+        the channel's sockets here and, through Redis, in the other processes (a
+        recipient who blocks the sender does not get it)."""
+        text = text.strip()
+        if not text:
+            raise ServiceError(422, "empty_message", "a chat message needs some text")
+        if len(text) > CHAT_LENGTH:
+            raise ServiceError(
+                422, "message_too_long", f"a chat message has at most {CHAT_LENGTH} characters"
+            )
+        table = await self.get(table_id)
+        channel = self._channel(table, player)
+        row = self.storage.add_chat(
+            table.id, player.id, player.display_name, channel, text, self.clock()
+        )
+        message = chat_json(row, player.username)
+        self._deliver(table, message)
+        self._publish(f"chat {self.origin} {table.id} {row.id}")
+        return message
+
+    def _deliver(self, table: AnyTable, message: dict[str, Any]) -> None:
+        watchers = [
+            w
+            for w in self._watchers.get(table.id, ())
+            if self._channel(table, w.player) == message["channel"]
+        ]
+        if not watchers:
+            return
+        blockers = self.storage.blockers_of(int(message["player"]))
+        text = orjson.dumps({"type": "chat", "message": message}).decode()
+        for watcher in watchers:
+            if watcher.player is None or watcher.player.id not in blockers:
+                self._offer(watcher, text)
+
+    async def _chat_from_elsewhere(self, table_id: str, message_id: str) -> None:
+        """A message another process stored: to this process's sockets at the table."""
+        table = self._live.get(table_id)
+        if table is None or not self._watchers.get(table_id) or not message_id.isdigit():
+            return
+        row = self.storage.chat_message(int(message_id))
+        if row is not None and row.table_id == table_id:
+            author = self.storage.player(row.player_id)
+            self._deliver(table, chat_json(row, author.username if author else None))
+
+    def chat_for(self, table: AnyTable, player: PlayerRow | None) -> list[dict[str, Any]]:
+        """The caller's channel's last messages, without those of players it blocks."""
+        hidden = self.storage.blocked_by(player.id) if player is not None else set()
+        rows = self.storage.chat(table.id, self._channel(table, player), hidden)
+        usernames = self.storage.usernames_of({r.player_id for r in rows})
+        return [chat_json(r, usernames.get(r.player_id)) for r in rows]
+
     async def claim(self, table_id: str, player: PlayerRow) -> AnyTable:
         """The match is won by the caller: the opponent (a person) has been away longer
         than the grace period."""
@@ -1615,7 +1683,7 @@ class TableService:
 
     async def _on_message(self, data: Any) -> None:
         try:
-            kind, origin, subject, *_ = (
+            kind, origin, subject, *rest = (
                 data.decode() if isinstance(data, bytes) else str(data)
             ).split(" ")
         except ValueError:
@@ -1624,6 +1692,8 @@ class TableService:
             return
         if kind == "session":
             self._close_session(subject)
+        elif kind == "chat" and rest:
+            await self._chat_from_elsewhere(subject, rest[0])
         elif kind == "table":
             await self._refresh(subject)
 
@@ -1693,6 +1763,25 @@ def _checked(parse: Callable[[dict[str, Any]], T], data: dict[str, Any]) -> T:
         return parse(data)
     except InvalidCommandError as exc:
         raise ServiceError(422, "invalid_action", str(exc)) from None
+
+
+CHAT_LENGTH = 300
+"""The longest chat message, in characters."""
+
+
+def chat_json(row: Any, username: str | None) -> dict[str, Any]:
+    """A chat message as the API and the sockets give it (the page shows ``text`` as
+    text, never as markup); ``username``: the author's account (None: a guest)."""
+    at = aware(row.created_at)
+    return {
+        "id": row.id,
+        "player": row.player_id,
+        "username": username,
+        "name": row.name,
+        "channel": row.channel,
+        "text": row.text,
+        "at": at.isoformat() if at else None,
+    }
 
 
 _NOBODY = PlayerRow(id=0, display_name="the server's clock")

@@ -51,8 +51,11 @@ from nard.match.rating import INITIAL_RATING, RatingState, rate_match
 from nard.server.models import (
     AnalysisRow,
     AuthSession,
+    ChatMessageRow,
+    PlayerBlockRow,
     PlayerRow,
     RatingChangeRow,
+    ReportRow,
     TableActionRow,
     TableRow,
     TableSeatRow,
@@ -615,6 +618,116 @@ class Storage:
                 select(_seats.c.seat, _seats.c.last_seen).where(_seats.c.table_id == table_id)
             )
             return {int(seat): aware(moment) for seat, moment in rows}
+
+    # -- chat, blocks, reports ----------------------------------------------------
+    def add_chat(
+        self, table_id: str, player_id: int, name: str, channel: str, text: str, at: datetime
+    ) -> ChatMessageRow:
+        with self._session() as s:
+            row = ChatMessageRow(
+                table_id=table_id,
+                player_id=player_id,
+                name=name,
+                channel=channel,
+                text=text,
+                created_at=at,
+            )
+            s.add(row)
+            s.flush()
+            return row
+
+    def chat_message(self, message_id: int) -> ChatMessageRow | None:
+        with self._session() as s:
+            return s.get(ChatMessageRow, message_id)
+
+    def chat(
+        self, table_id: str, channel: str, hidden: set[int], limit: int = 100
+    ) -> list[ChatMessageRow]:
+        """The last ``limit`` messages of a table's channel, oldest first, without those
+        of the players in ``hidden``."""
+        with self._session() as s:
+            query = select(ChatMessageRow).where(
+                ChatMessageRow.table_id == table_id, ChatMessageRow.channel == channel
+            )
+            if hidden:
+                query = query.where(ChatMessageRow.player_id.not_in(list(hidden)))
+            rows = list(s.scalars(query.order_by(ChatMessageRow.id.desc()).limit(limit)))
+        return rows[::-1]
+
+    def usernames_of(self, player_ids: set[int]) -> dict[int, str]:
+        """The usernames of the accounts among ``player_ids``."""
+        if not player_ids:
+            return {}
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(_players.c.id, _players.c.username).where(
+                    _players.c.id.in_(list(player_ids)), _players.c.username.is_not(None)
+                )
+            )
+            return {int(i): str(u) for i, u in rows}
+
+    def block(self, blocker_id: int, blocked_id: int, at: datetime) -> None:
+        try:
+            with self._session() as s:
+                if s.get(PlayerBlockRow, (blocker_id, blocked_id)) is None:
+                    s.add(
+                        PlayerBlockRow(blocker_id=blocker_id, blocked_id=blocked_id, created_at=at)
+                    )
+        except Exception as exc:
+            if not _is_integrity_error(exc):  # blocked twice at once: blocked
+                raise
+
+    def unblock(self, blocker_id: int, blocked_id: int) -> None:
+        with self.engine.begin() as c:
+            c.execute(
+                delete(PlayerBlockRow).where(
+                    PlayerBlockRow.blocker_id == blocker_id, PlayerBlockRow.blocked_id == blocked_id
+                )
+            )
+
+    def blocked_by(self, blocker_id: int) -> set[int]:
+        """The players ``blocker_id`` blocks."""
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(PlayerBlockRow.blocked_id).where(PlayerBlockRow.blocker_id == blocker_id)
+            )
+            return {int(r[0]) for r in rows}
+
+    def blockers_of(self, blocked_id: int) -> set[int]:
+        """The players who block ``blocked_id``."""
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(PlayerBlockRow.blocker_id).where(PlayerBlockRow.blocked_id == blocked_id)
+            )
+            return {int(r[0]) for r in rows}
+
+    def report(
+        self,
+        reporter_id: int,
+        reported_id: int,
+        reason: str,
+        at: datetime,
+        *,
+        table_id: str | None = None,
+        message: ChatMessageRow | None = None,
+    ) -> ReportRow:
+        with self._session() as s:
+            row = ReportRow(
+                reporter_id=reporter_id,
+                reported_id=reported_id,
+                table_id=table_id,
+                message_id=message.id if message else None,
+                message_text=message.text if message else None,
+                reason=reason,
+                created_at=at,
+            )
+            s.add(row)
+            s.flush()
+            return row
+
+    def reports(self, limit: int = 100) -> list[ReportRow]:
+        with self._session() as s:
+            return list(s.scalars(select(ReportRow).order_by(ReportRow.id.desc()).limit(limit)))
 
     def challenges_for(self, player_id: int, limit: int = 50) -> list[StoredTable]:
         """Tables waiting for ``player_id`` to accept their challenge, newest first."""

@@ -469,6 +469,10 @@ async function tableView(id) {
   let retryTimer = null;
   let left = false;
   let presence = null; // who is connected, at a table against a person (polled)
+  let chat = []; // this page's channel's messages (players', or spectators')
+  let chatDraft = "";
+  let reporting = null; // the message being reported: its reason is asked for
+  const muted = new Set(JSON.parse(sessionStorage.getItem(`nard.muted.${id}`) || "[]"));
   const offline = () => connection !== "online";
 
   // A table from the server (the socket's, or an action's answer, which may come
@@ -574,6 +578,11 @@ async function tableView(id) {
           }
           render();
         }
+      } else if (message.type === "chat") {
+        if (!chat.some((m) => m.id === message.message.id)) {
+          chat = [...chat, message.message].slice(-100);
+          renderChat();
+        }
       } else if (message.type === "error") showError(message.error);
     });
     current.addEventListener("close", (event) => {
@@ -674,6 +683,13 @@ async function tableView(id) {
     } catch (error) { /* the next poll tries again */ }
   }
   const presenceTimer = setInterval(pollPresence, 5000);
+  async function loadChat() {
+    try {
+      chat = (await api("GET", `/api/tables/${table.id}/chat`)).messages;
+      renderChat();
+    } catch (error) { /* shown on the next load */ }
+  }
+  setTimeout(loadChat, 0);
   setTimeout(pollPresence, 0); // once the view's helpers below are defined
   // A keep-alive, so that the server does not close a quiet socket as idle.
   const keepAlive = setInterval(() => { if (socket.readyState === WebSocket.OPEN) socket.send('{"type":"ping"}'); }, 60000);
@@ -1239,7 +1255,8 @@ async function tableView(id) {
         h("option", { value: "latin", selected: !nativeDigits(), text: "123" }),
         h("option", { value: "native", selected: nativeDigits(), text: language() === "fa" ? "۱۲۳" : "١٢٣" })));
     if (table.clock) queueMicrotask(tickClocks); // the fresh clocks show their time at once
-    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", analysisSection(), orientation, swap, speed, auto, digits || "", rolloutOptions(cfg.rollout), fair, downloads);
+    side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", analysisSection(), h("section", { id: "chat" }), orientation, swap, speed, auto, digits || "", rolloutOptions(cfg.rollout), fair, downloads);
+    renderChat();
     // The newest entry in view, unless the player scrolled back to read.
     if (following) historyList.scrollTop = historyList.scrollHeight;
     else historyList.scrollTop = scrolled.scrollTop;
@@ -1258,6 +1275,54 @@ async function tableView(id) {
           ...ROLLOUT_TRUNCATE.map((n) => h("option", { value: String(n), selected: n === current.truncate, text: num(n) })))),
       h("label", { class: "check" }, h("input", { type: "checkbox", id: "rollout-cubeful", checked: current.cubeful, onchange: (e) => store("cubeful", e.target.checked ? "1" : "0") }),
         h("span", { text: t("rollout_cubeful_option") })));
+  }
+
+  // -- chat: the players' channel, or the spectators'; text shown as text ---------
+  function renderChat() {
+    const section = $("#chat");
+    if (!section || !me) return;
+    const mine = (m) => me && m.player === me.id;
+    const list = h("ol", { id: "chat-messages", "aria-live": "polite" },
+      ...chat.filter((m) => !muted.has(m.player)).map((m) => h("li", { "data-id": String(m.id) },
+        h("bdi", { class: "chat-name", text: m.name }), ": ", h("bdi", { class: "chat-text", text: m.text }),
+        mine(m) ? "" : h("span", { class: "chat-tools" },
+          h("button", { class: "link", "data-action": "mute", title: t("chat_mute"), onclick: () => { muted.add(m.player); sessionStorage.setItem(`nard.muted.${id}`, JSON.stringify([...muted])); renderChat(); }, text: t("chat_mute") }),
+          h("button", { class: "link", "data-action": "report", onclick: () => { reporting = m; renderChat(); }, text: t("chat_report") })))));
+    const input = h("input", { id: "chat-input", maxlength: 300, value: chatDraft, autocomplete: "off", "aria-label": t("chat_say"),
+      oninput: (e) => { chatDraft = e.target.value; },
+      onkeydown: (e) => { if (e.key === "Enter") { e.preventDefault(); sendChat(); } } });
+    const parts = [h("h3", { text: t(mySeat() === null ? "chat_spectators" : "chat_players") }), list,
+      h("div", { class: "chat-say" }, input, h("button", { id: "chat-send", onclick: sendChat, text: t("chat_send") }))];
+    if (reporting) {
+      const reason = h("input", { id: "report-reason", maxlength: 500, placeholder: t("report_reason") });
+      parts.push(h("div", { id: "report", class: "card" },
+        h("p", { text: t("report_about", { name: reporting.name }) }), reason,
+        h("button", { "data-action": "send-report", onclick: async () => {
+          const about = reporting;
+          try {
+            await api("POST", "/api/reports", { reason: reason.value.trim() || "chat", message_id: about.id });
+            if (about.username) await api("POST", `/api/players/${encodeURIComponent(about.username)}/block`);
+            reporting = null;
+            muted.add(about.player);
+            renderChat();
+          } catch (error) { showError(error); }
+        }, text: t("report_and_block") }),
+        h("button", { onclick: () => { reporting = null; renderChat(); }, text: t("cancel") })));
+    }
+    section.replaceChildren(...parts);
+    list.scrollTop = list.scrollHeight;
+  }
+
+  async function sendChat() {
+    const text = chatDraft.trim();
+    if (!text) return;
+    try {
+      const message = await api("POST", `/api/tables/${table.id}/chat`, { text });
+      chatDraft = "";
+      if (!chat.some((m) => m.id === message.id)) chat = [...chat, message].slice(-100);
+      renderChat();
+      $("#chat-input") && $("#chat-input").focus();
+    } catch (error) { showError(error); }
   }
 
   // -- analysis: queued on the server, made by a worker, shown here ---------------

@@ -1,0 +1,148 @@
+"""Chat at a table (docs/server.md, "Chat"): the players' channel and the spectators',
+delivered on the sockets, blocks, reports, length and rate limits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from nard.server import create_app
+from nard.server.storage import Storage
+from tests.server.conftest import app_on, make_settings, seeded
+from tests.server.helpers import guest, new_table
+from tests.server.test_ratings import error_of, register
+
+
+def _say(client: TestClient, headers: dict[str, str], tid: str, text: str) -> Any:
+    return client.post(f"/api/tables/{tid}/chat", json={"text": text}, headers=headers)
+
+
+def _texts(client: TestClient, tid: str) -> list[str]:
+    return [m["text"] for m in client.get(f"/api/tables/{tid}/chat").json()["messages"]]
+
+
+def test_players_and_spectators_each_have_their_channel(sqlite_url: str, tmp_path: Path) -> None:
+    app, storage = app_on(sqlite_url, tmp_path)
+    with TestClient(app) as ann, TestClient(app) as bob, TestClient(app) as cat:
+        ann_h, bob_h, cat_h = register(ann, "ann"), register(bob, "bob"), guest(cat, "cat")
+        table = new_table(ann, ann_h, opponent="person", match_length=3)
+        tid = table["id"]
+        bob.post(
+            f"/api/tables/{tid}/join",
+            json={"invite": table["invite"], "contribution": "b"},
+            headers=bob_h,
+        )
+        with bob.websocket_connect(f"/ws/tables/{tid}") as socket:
+            assert socket.receive_json()["type"] == "table"
+            said = _say(ann, ann_h, tid, "good luck <b>bob</b> 🎲")
+            assert said.status_code == 201, said.text
+            pushed = socket.receive_json()
+            assert pushed["type"] == "chat"
+            assert pushed["message"]["text"] == "good luck <b>bob</b> 🎲"  # kept as typed
+            assert pushed["message"]["channel"] == "players"
+        assert _say(cat, cat_h, tid, "nice opening").status_code == 201
+        assert _texts(bob, tid) == ["good luck <b>bob</b> 🎲"]  # not the spectators'
+        assert _texts(cat, tid) == ["nice opening"]  # not the players'
+        for bad, code in (("   ", "empty_message"), ("x" * 301, None), ("a\u0007b", None)):
+            response = _say(ann, ann_h, tid, bad)
+            assert response.status_code == 422, (bad, response.text)
+            if code:
+                assert error_of(response) == (422, code)
+        anonymous = TestClient(app).post(f"/api/tables/{tid}/chat", json={"text": "hi"})
+        assert anonymous.status_code in (401, 403)
+    storage.close()
+
+
+def test_a_blocked_player_is_not_heard_and_cannot_challenge(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    app, storage = app_on(sqlite_url, tmp_path)
+    with TestClient(app) as ann, TestClient(app) as bob:
+        ann_h, bob_h = register(ann, "ann"), register(bob, "bob")
+        table = new_table(ann, ann_h, opponent="person", match_length=3)
+        tid = table["id"]
+        bob.post(
+            f"/api/tables/{tid}/join",
+            json={"invite": table["invite"], "contribution": "b"},
+            headers=bob_h,
+        )
+        _say(ann, ann_h, tid, "first")
+        assert bob.post("/api/players/ann/block", headers=bob_h).status_code == 204
+        assert bob.post("/api/players/ann/block", headers=bob_h).status_code == 204  # twice
+        assert bob.get("/api/blocks").json()["blocked"][0]["username"] == "ann"
+        with bob.websocket_connect(f"/ws/tables/{tid}") as socket:
+            socket.receive_json()
+            _say(ann, ann_h, tid, "you will not hear this")
+            _say(bob, bob_h, tid, "quiet here")
+            assert socket.receive_json()["message"]["text"] == "quiet here"  # not ann's
+        assert _texts(bob, tid) == ["quiet here"]
+        assert _texts(ann, tid) == ["first", "you will not hear this", "quiet here"]
+        body = {"opponent": "person", "match_length": 1, "username": "bob"}
+        assert error_of(ann.post("/api/challenges", json=body, headers=ann_h)) == (
+            403,
+            "blocked",
+        )
+        bobs = new_table(bob, bob_h, opponent="person", match_length=1)
+        joined = ann.post(
+            f"/api/tables/{bobs['id']}/join", json={"invite": bobs["invite"]}, headers=ann_h
+        )
+        assert error_of(joined) == (403, "blocked")
+        assert bob.delete("/api/players/ann/block", headers=bob_h).status_code == 204
+        assert "first" in _texts(bob, tid)
+        assert error_of(bob.post("/api/players/bob/block", headers=bob_h)) == (422, "yourself")
+        assert error_of(bob.post("/api/players/nobody/block", headers=bob_h))[0] == 404
+    storage.close()
+
+
+def test_reports_keep_the_message(sqlite_url: str, tmp_path: Path) -> None:
+    app, storage = app_on(sqlite_url, tmp_path)
+    with TestClient(app) as ann, TestClient(app) as bob:
+        ann_h, bob_h = register(ann, "ann"), register(bob, "bob")
+        table = new_table(ann, ann_h, opponent="person", match_length=3)
+        tid = table["id"]
+        bob.post(
+            f"/api/tables/{tid}/join",
+            json={"invite": table["invite"], "contribution": "b"},
+            headers=bob_h,
+        )
+        rude = _say(bob, bob_h, tid, "something rude").json()
+        mine = _say(ann, ann_h, tid, "mine").json()
+        body = {"username": "bob", "reason": "insults", "message_id": rude["id"]}
+        assert ann.post("/api/reports", json=body, headers=ann_h).status_code == 201
+        wrong = {**body, "message_id": mine["id"]}  # not bob's message
+        assert error_of(ann.post("/api/reports", json=wrong, headers=ann_h)) == (
+            404,
+            "no_such_message",
+        )
+        [report] = storage.reports()
+        assert (report.message_text, report.table_id, report.reason) == (
+            "something rude",
+            tid,
+            "insults",
+        )
+    storage.close()
+
+
+def test_chat_has_a_rate_limit(sqlite_url: str, tmp_path: Path) -> None:
+    storage = Storage(sqlite_url)
+    settings = make_settings(sqlite_url, tmp_path, limits="table= guest= chat=3/minute")
+    app = create_app(settings, storage, server_seeds=seeded(1))
+    with TestClient(app) as ann:
+        headers = guest(ann, "ann")
+        tid = new_table(ann, headers, opponent="person", match_length=1)["id"]
+        codes = [_say(ann, headers, tid, f"message {n}").status_code for n in range(5)]
+        assert codes == [201, 201, 201, 429, 429]
+    storage.close()
+
+
+def test_direction_overrides_are_refused(sqlite_url: str, tmp_path: Path) -> None:
+    """U+202E would turn the rest of the line around in the page (and in reports)."""
+    app, storage = app_on(sqlite_url, tmp_path)
+    with TestClient(app) as ann:
+        headers = guest(ann, "ann")
+        tid = new_table(ann, headers, opponent="person", match_length=1)["id"]
+        assert _say(ann, headers, tid, "gg \u202eevil").status_code == 422
+        assert _say(ann, headers, tid, "سلام hello").status_code == 201  # mixed scripts: fine
+    storage.close()
