@@ -41,6 +41,7 @@ from nard.engine.cube import (
     CubeContext,
     CubeOwner,
     cube_decision,
+    cube_efficiencies,
     cube_efficiency,
     cubeful_equity,
     play_equities,
@@ -159,8 +160,10 @@ def _cubeful_luck(
     """The luck of ``roll`` in the mover's normalised cubeful equity at ``ctx``: its
     best play's cubeful equity (:func:`~nard.engine.cube.play_equities`, the cube as
     it is) less the average over the 36 rolls of theirs."""
-    results = [Position(kids[j].tolist()) for j in best]
-    values = np.asarray(play_equities(list(kid_probs[best]), results, ctx), dtype=np.float64)
+    xs = cube_efficiencies(kids[best])
+    values = np.asarray(
+        play_equities(list(kid_probs[best]), [], ctx, xs.tolist()), dtype=np.float64
+    )
     return float(values[roll] - ROLL_WEIGHTS @ values)
 
 

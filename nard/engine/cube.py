@@ -494,6 +494,31 @@ def cube_efficiency(position: Position) -> float:
     return min(_RACE_MAX, max(_RACE_MIN, x))
 
 
+def cube_efficiencies(boards: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """:func:`cube_efficiency` of many raw boards at once (rows of 26, side on roll's
+    view), without building positions: the rollouts' cubeful luck asks for every
+    roll's play of every trial.
+
+    >>> from nard.core.position import Position
+    >>> race = Position.from_points({6: 5, 5: 5, 4: 5}, {6: 5, 5: 5, 4: 5})
+    >>> [float(x) for x in cube_efficiencies([list(Position()), list(race)])]
+    [0.68, 0.6]
+    """
+    b = np.asarray(boards, dtype=np.int64).reshape(-1, 26)
+    mine, theirs = np.where(b > 0, b, 0), np.where(b < 0, -b, 0)
+    points = np.arange(26)
+    over = (mine.sum(axis=1) == 0) | (theirs.sum(axis=1) == 0)
+    back = np.where(mine[:, 1:26] > 0, points[1:26], 0).max(axis=1)
+    front = np.where(theirs[:, 0:25] > 0, points[0:25], 25).min(axis=1)
+    contact = back >= front
+    home = (mine[:, 7:26].sum(axis=1) == 0) & (theirs[:, 0:19].sum(axis=1) == 0)
+    pips = (mine * points).sum(axis=1)
+    race = np.clip(pips * _RACE_FACTOR + _RACE_COEFFICIENT, _RACE_MIN, _RACE_MAX)
+    out = np.where(contact, CONTACT_EFFICIENCY, np.where(home, BEAROFF_EFFICIENCY, race))
+    result: npt.NDArray[np.float64] = np.where(over, 0.0, out)
+    return result
+
+
 def _five(probs: npt.ArrayLike) -> tuple[float, float, float, float, float]:
     seq = [float(v) for v in np.asarray(probs, dtype=np.float64).ravel()]
     if len(seq) != 5:
@@ -722,9 +747,14 @@ def play_equity(result_probs: npt.ArrayLike, result: Position, context: CubeCont
 
 
 def play_equities(
-    results_probs: Sequence[npt.ArrayLike], results: Sequence[Position], context: CubeContext
+    results_probs: Sequence[npt.ArrayLike],
+    results: Sequence[Position],
+    context: CubeContext,
+    efficiencies: Sequence[float] | None = None,
 ) -> list[float]:
     """:func:`play_equity` of several plays of one decision (the score's work done once).
+    ``efficiencies``: the results' cube efficiencies when already known
+    (:func:`cube_efficiencies`); ``results`` is then not read.
 
     >>> ctx = CubeContext(match_length=5, score=(1, 3))
     >>> probs = [[0.4, 0.1, 0.0, 0.1, 0.0], [0.6, 0.2, 0.0, 0.1, 0.0]]
@@ -733,16 +763,20 @@ def play_equities(
     True
     """
     theirs = context.swapped()
+    xs = (
+        list(efficiencies)
+        if efficiencies is not None
+        else [cube_efficiency(result) for result in results]
+    )
     if theirs.is_money:
         return [
-            -_money_cubeful(probs, theirs, cube_efficiency(result))
-            for probs, result in zip(results_probs, results, strict=True)
+            -_money_cubeful(probs, theirs, x) for probs, x in zip(results_probs, xs, strict=True)
         ]
     score = _Score(context, (0.5, 0.0, 0.0, 0.0, 0.0))
     win, lose = score.mwc(0, context.cube), score.mwc(0, -context.cube)
     out = []
-    for probs, result in zip(results_probs, results, strict=True):
-        mine = 1.0 - _Score(theirs, probs).cubeful(cube_efficiency(result))
+    for probs, x in zip(results_probs, xs, strict=True):
+        mine = 1.0 - _Score(theirs, probs).cubeful(x)
         if win <= lose:  # pragma: no cover - a table's equities rise with the score
             out.append(2.0 * mine - 1.0)
         else:

@@ -357,3 +357,27 @@ def test_cube_decisions_agree_with_gnubg() -> None:
     for label in same:
         assert same[label] / n >= 0.9, (label, report)
         assert worst[label] < 1e-3, (label, report)
+
+
+def test_the_vectorised_cube_efficiency_is_the_scalar_one() -> None:
+    """cube_efficiencies (the rollouts' cubeful luck) gives cube_efficiency's answer on
+    positions of random games: contact, races, bear-offs and finished games."""
+    import random
+
+    from nard.core.position import Position
+    from nard.engine.cube import cube_efficiencies, cube_efficiency
+
+    rng = random.Random(7)
+    seen: list[Position] = []
+    for _ in range(12):
+        position = Position()
+        while True:
+            seen.append(position)
+            if position.is_game_over():
+                break
+            plays = position.legal_plays((rng.randint(1, 6), rng.randint(1, 6)))
+            position = rng.choice(plays).result if plays else position.flip()
+    kinds = {cube_efficiency(p) for p in seen}
+    assert {0.0, 0.68, 0.6} <= kinds and len(kinds) > 4  # every branch met
+    vector = cube_efficiencies([list(p) for p in seen])
+    assert [float(x) for x in vector] == [cube_efficiency(p) for p in seen]

@@ -78,6 +78,7 @@ def test_a_rated_match_puts_the_player_on_the_leaderboard(
     # 1500 against the beginner's fixed 1575 in a 1-point match, K = 5: +10.4 or -9.6
     assert ("1510" if won else "1490") in profile, profile
     assert page.locator("#rating-chart circle").count() == 2
+    assert page.locator("#recent-matches li").count() == 1
     page.screenshot(path=str(tmp_path / "profile.png"), full_page=True)
     # the profile in Persian: its digits and direction
     page.evaluate("localStorage.setItem('nard.lang', 'fa')")

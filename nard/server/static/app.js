@@ -1558,7 +1558,11 @@ async function profileView(username) {
     p.history.length ? ratingChart(p.history) : h("p", { text: t("profile_no_rated") }),
     p.history.length ? h("table", { id: "rating-history" },
       h("thead", {}, h("tr", {}, ...["date", "opponent", "opponent_rating", "length", "result", "change", "rating"].map((k) => h("th", { text: t(`profile_${k}`) })))),
-      h("tbody", {}, ...history)) : ""));
+      h("tbody", {}, ...history)) : "",
+    p.recent.length ? h("h3", { text: t("profile_recent") }) : "",
+    p.recent.length ? h("ul", { id: "recent-matches" }, ...p.recent.map((table) => h("li", {},
+      h("a", { href: `/play/${table.id}`, "data-link": true, text: table.seats.map(playerName).join(" — ") }),
+      ` · ${tableTerms(table)} · ${t(`status_${table.status}`)}`))) : ""));
 }
 
 // The rating after each rated match, oldest on the left, as a line (SVG).
