@@ -23,6 +23,35 @@ CHROMIUM = os.environ.get("NARD_CHROMIUM", "/usr/bin/chromium")
 
 
 @contextmanager
+def served_nard(
+    folder: Any, seed: int, service_options: dict[str, Any] | None = None
+) -> Iterator[str]:
+    """A fresh nard app on an SQLite file in ``folder`` (limits off, dice seeds from
+    ``seed``), served by uvicorn: its base URL. Skips without Chromium."""
+    import random
+
+    from nard.server import Settings, create_app
+    from nard.server.storage import Storage
+    from tests.server.conftest import NO_LIMITS
+
+    require_browser()
+    url = f"sqlite:///{folder / 'nard.db'}"
+    rng = random.Random(seed)
+    storage = Storage(url)
+    app = create_app(
+        Settings(database_url=url, data_dir=folder, engine_workers=1, limits=NO_LIMITS),
+        storage,
+        server_seeds=lambda: rng.randbytes(32),
+        service_options=service_options,
+    )
+    try:
+        with served(app) as base:
+            yield base
+    finally:
+        storage.close()
+
+
+@contextmanager
 def served(app: Any) -> Iterator[str]:
     """``app`` served by uvicorn in a thread on a free port: its base URL."""
     import uvicorn

@@ -5,24 +5,19 @@ player whose page is gone past the grace period: the other claims the match."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser
 
-from nard.server import Settings, create_app
-from nard.server.storage import Storage
 from tests.server.browser import (
     contribute,
     launched_browser,
     new_page,
-    require_browser,
-    served,
+    served_nard,
     start_as_guest,
 )
-from tests.server.conftest import NO_LIMITS
 from tests.server.test_clocks import Clock
 
 CLOCK = Clock()
@@ -30,20 +25,10 @@ CLOCK = Clock()
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    require_browser()
-    folder = tmp_path_factory.mktemp("server")
-    url = f"sqlite:///{folder / 'nard.db'}"
-    rng = random.Random(8)
-    storage = Storage(url)
-    app = create_app(
-        Settings(database_url=url, data_dir=folder, engine_workers=1, limits=NO_LIMITS),
-        storage,
-        server_seeds=lambda: rng.randbytes(32),
-        service_options={"clock": CLOCK, "presence_interval": 0.5},
-    )
-    with served(app) as base:
+    with served_nard(
+        tmp_path_factory.mktemp("server"), 8, {"clock": CLOCK, "presence_interval": 0.5}
+    ) as base:
         yield base
-    storage.close()
 
 
 @pytest.fixture(scope="module")

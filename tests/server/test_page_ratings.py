@@ -3,41 +3,25 @@ computer by clicks, then finds itself on the leaderboard and its profile's chart
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser
 
-from nard.server import Settings, create_app
-from nard.server.storage import Storage
 from tests.server.browser import (
     contribute,
     launched_browser,
     new_page,
-    require_browser,
-    served,
+    served_nard,
     take_turn,
 )
-from tests.server.conftest import NO_LIMITS
 
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    require_browser()
-    folder = tmp_path_factory.mktemp("server")
-    url = f"sqlite:///{folder / 'nard.db'}"
-    rng = random.Random(3)
-    storage = Storage(url)
-    app = create_app(
-        Settings(database_url=url, data_dir=folder, engine_workers=1, limits=NO_LIMITS),
-        storage,
-        server_seeds=lambda: rng.randbytes(32),
-    )
-    with served(app) as base:
+    with served_nard(tmp_path_factory.mktemp("server"), 3) as base:
         yield base
-    storage.close()
 
 
 @pytest.fixture(scope="module")
