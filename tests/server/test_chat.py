@@ -146,3 +146,32 @@ def test_direction_overrides_are_refused(sqlite_url: str, tmp_path: Path) -> Non
         assert _say(ann, headers, tid, "gg \u202eevil").status_code == 422
         assert _say(ann, headers, tid, "سلام hello").status_code == 201  # mixed scripts: fine
     storage.close()
+
+
+def test_a_message_said_on_one_process_reaches_a_socket_on_another(
+    sqlite_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    """Two server processes share Redis: Ann's socket is on the first, Bob says
+    something on the second; the first hears of it and pushes it."""
+    settings = make_settings(sqlite_url, tmp_path, redis_url=redis_url)
+    first_storage, second_storage = Storage(sqlite_url), Storage(sqlite_url)
+    first = create_app(settings, first_storage, server_seeds=seeded(1))
+    second = create_app(settings, second_storage, server_seeds=seeded(2))
+    with TestClient(first) as ann, TestClient(second) as bob:
+        ann_h, bob_h = guest(ann, "ann"), guest(bob, "bob")
+        table = new_table(ann, ann_h, opponent="person", match_length=3)
+        bob.post(
+            f"/api/tables/{table['id']}/join",
+            json={"invite": table["invite"], "contribution": "b"},
+            headers=bob_h,
+        )
+        with ann.websocket_connect(f"/ws/tables/{table['id']}") as socket:
+            socket.receive_json()
+            assert _say(bob, bob_h, table["id"], "hello from the other process").status_code == 201
+            for _ in range(20):
+                message = socket.receive_json()
+                if message["type"] == "chat":
+                    break
+            assert message["message"]["text"] == "hello from the other process"
+    first_storage.close()
+    second_storage.close()
