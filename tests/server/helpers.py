@@ -44,6 +44,20 @@ def contribute(
     return table
 
 
+def join(
+    table: dict[str, Any], client: TestClient, headers: dict[str, str], contribution: str = "b"
+) -> dict[str, Any]:
+    """``client`` takes the open seat of ``table`` by its invite, giving its contribution."""
+    response = client.post(
+        f"/api/tables/{table['id']}/join",
+        json={"invite": table["invite"], "contribution": contribution},
+        headers=headers,
+    )
+    assert response.status_code == 200, response.text
+    joined: dict[str, Any] = response.json()
+    return joined
+
+
 def simple_command(table: dict[str, Any]) -> dict[str, Any]:
     """A legal command for the seat to act: the first play listed, take, roll, accept."""
     game = table["game"]

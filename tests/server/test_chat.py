@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from nard.server import create_app
 from nard.server.storage import Storage
 from tests.server.conftest import app_on, make_settings, seeded
-from tests.server.helpers import guest, new_table
+from tests.server.helpers import guest, join, new_table
 from tests.server.test_ratings import error_of, register
 
 
@@ -29,11 +29,7 @@ def test_players_and_spectators_each_have_their_channel(sqlite_url: str, tmp_pat
         ann_h, bob_h, cat_h = register(ann, "ann"), register(bob, "bob"), guest(cat, "cat")
         table = new_table(ann, ann_h, opponent="person", match_length=3)
         tid = table["id"]
-        bob.post(
-            f"/api/tables/{tid}/join",
-            json={"invite": table["invite"], "contribution": "b"},
-            headers=bob_h,
-        )
+        join(table, bob, bob_h)
         with bob.websocket_connect(f"/ws/tables/{tid}") as socket:
             assert socket.receive_json()["type"] == "table"
             said = _say(ann, ann_h, tid, "good luck <b>bob</b> 🎲")
@@ -63,11 +59,7 @@ def test_a_blocked_player_is_not_heard_and_cannot_challenge(
         ann_h, bob_h = register(ann, "ann"), register(bob, "bob")
         table = new_table(ann, ann_h, opponent="person", match_length=3)
         tid = table["id"]
-        bob.post(
-            f"/api/tables/{tid}/join",
-            json={"invite": table["invite"], "contribution": "b"},
-            headers=bob_h,
-        )
+        join(table, bob, bob_h)
         _say(ann, ann_h, tid, "first")
         assert bob.post("/api/players/ann/block", headers=bob_h).status_code == 204
         assert bob.post("/api/players/ann/block", headers=bob_h).status_code == 204  # twice
@@ -102,11 +94,7 @@ def test_reports_keep_the_message(sqlite_url: str, tmp_path: Path) -> None:
         ann_h, bob_h = register(ann, "ann"), register(bob, "bob")
         table = new_table(ann, ann_h, opponent="person", match_length=3)
         tid = table["id"]
-        bob.post(
-            f"/api/tables/{tid}/join",
-            json={"invite": table["invite"], "contribution": "b"},
-            headers=bob_h,
-        )
+        join(table, bob, bob_h)
         rude = _say(bob, bob_h, tid, "something rude").json()
         mine = _say(ann, ann_h, tid, "mine").json()
         body = {"username": "bob", "reason": "insults", "message_id": rude["id"]}
@@ -160,11 +148,7 @@ def test_a_message_said_on_one_process_reaches_a_socket_on_another(
     with TestClient(first) as ann, TestClient(second) as bob:
         ann_h, bob_h = guest(ann, "ann"), guest(bob, "bob")
         table = new_table(ann, ann_h, opponent="person", match_length=3)
-        bob.post(
-            f"/api/tables/{table['id']}/join",
-            json={"invite": table["invite"], "contribution": "b"},
-            headers=bob_h,
-        )
+        join(table, bob, bob_h)
         with ann.websocket_connect(f"/ws/tables/{table['id']}") as socket:
             socket.receive_json()
             assert _say(bob, bob_h, table["id"], "hello from the other process").status_code == 201

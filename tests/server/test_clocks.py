@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from nard.server import create_app
 from nard.server.storage import Storage
 from tests.server.conftest import make_settings, seeded
-from tests.server.helpers import act, guest, new_table, simple_command
+from tests.server.helpers import act, guest, join, new_table, simple_command
 
 
 class Clock:
@@ -209,11 +209,7 @@ def test_a_rated_match_lost_on_time_is_rated_as_lost(
         table = new_table(
             ann, ann_h, opponent="person", match_length=7, rated=True, time_control="bullet"
         )
-        bob.post(
-            f"/api/tables/{table['id']}/join",
-            json={"invite": table["invite"], "contribution": "b"},
-            headers=bob_h,
-        )
+        join(table, bob, bob_h)
         late = _state(ann, table["id"])["to_act"]
         clock.advance(6 + 7 * 30 + 1)
         assert ann.portal is not None

@@ -9,7 +9,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from tests.server.conftest import app_on
-from tests.server.helpers import act, guest, new_table, simple_command
+from tests.server.helpers import act, guest, join, new_table, simple_command
 from tests.server.test_ratings import error_of, register
 
 
@@ -111,11 +111,7 @@ def test_a_rematch_is_offered_and_taken(sqlite_url: str, tmp_path: Path) -> None
         ann_h, bob_h, cat_h = guest(ann, "ann"), guest(bob, "bob"), guest(cat, "cat")
         table = new_table(ann, ann_h, opponent="person", match_length=1, time_control="blitz")
         tid = table["id"]
-        bob.post(
-            f"/api/tables/{tid}/join",
-            json={"invite": table["invite"], "contribution": "b"},
-            headers=bob_h,
-        )
+        join(table, bob, bob_h)
         early = ann.post(f"/api/tables/{tid}/rematch", headers=ann_h)
         assert error_of(early) == (409, "not_finished")
         # live: a private table is not listed; a public one in play is

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from tests.server.helpers import guest, new_table
+from tests.server.helpers import guest, join, new_table
 from tests.server.test_clocks import Clock, _app, _online, _state
 from tests.server.test_ratings import error_of, register
 
@@ -54,11 +54,7 @@ def test_leaving_a_match_against_a_person_loses_it(sqlite_url: str, tmp_path: Pa
     with TestClient(app) as ann, TestClient(app) as bob:
         ann_h, bob_h = register(ann, "ann"), register(bob, "bob")
         table = new_table(ann, ann_h, opponent="person", match_length=5, rated=True)
-        bob.post(
-            f"/api/tables/{table['id']}/join",
-            json={"invite": table["invite"], "contribution": "b"},
-            headers=bob_h,
-        )
+        join(table, bob, bob_h)
         left = bob.post(f"/api/tables/{table['id']}/abandon", headers=bob_h).json()
         assert (left["timed_out"], left["forfeit"], left["winner"]) == (1, "left", 0)
         assert bob.get("/api/players/bob").json()["history"][0]["won"] is False
