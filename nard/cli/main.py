@@ -89,6 +89,11 @@ def _build_parser() -> argparse.ArgumentParser:
     add_worker_options(
         sub.add_parser("worker", help="make the analyses the web app queues (see nard serve)")
     )
+    ubgi = sub.add_parser(
+        "ubgi",
+        help="serve as an engine on stdin/stdout: the Universal Backgammon Interface v0.2",
+    )
+    ubgi.add_argument("--weights", default=None, help="the network file (default: the bundled one)")
 
     from nard.cli.rollout import add_arguments as add_rollout_arguments
 
@@ -403,6 +408,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nard.cli.analyse import cmd_analyse
 
             return cmd_analyse(args)
+        if args.command == "ubgi":
+            from nard.cli.ubgi import cmd_ubgi
+
+            return cmd_ubgi(weights=args.weights)
         if args.command == "worker":
             from nard.cli.serve import cmd_worker
 
