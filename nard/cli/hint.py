@@ -18,11 +18,9 @@ import json
 from typing import Any
 
 from nard.core import Dice, NardError, Position, parse_dice
-from nard.engine.cube import CubeContext, CubeDecision, CubeOwner
+from nard.engine.cube import CubeContext, CubeDecision, match_context
 from nard.engine.engine import Engine, Level
 from nard.engine.search import RankedPlay
-from nard.notation import MatchState
-from nard.notation.match_id import CubeOwner as MatchCubeOwner
 
 __all__ = ["HintError", "cmd_hint", "match_context"]
 
@@ -39,33 +37,6 @@ PROBABILITY_NAMES = (
 
 class HintError(NardError, ValueError):
     """A position or match ``nard hint`` cannot analyse."""
-
-
-def match_context(match: MatchState) -> CubeContext:
-    """The Match ID's cube and score seen from the player on roll (its ``dice_owner``).
-
-    Any match a Match ID or XGID holds (1-64 points) is within the match
-    equity table (:data:`~nard.engine.cube.KAZAROSS_XG2_64`).
-
-    >>> ctx = match_context(MatchState.from_match_id("QYkqASAAIAAA"))  # player 1 on roll
-    >>> ctx.match_length, ctx.score, ctx.cube, ctx.owner.value
-    (9, (4, 2), 2, 'opponent')
-    """
-    me = match.dice_owner
-    if match.cube_owner is MatchCubeOwner.CENTRED:
-        owner = CubeOwner.CENTRED
-    elif int(match.cube_owner) == me:
-        owner = CubeOwner.ON_ROLL
-    else:
-        owner = CubeOwner.OPPONENT
-    return CubeContext(
-        cube=match.cube_value,
-        owner=owner,
-        match_length=match.match_length,
-        score=(match.score[me], match.score[1 - me]),
-        crawford=match.crawford,
-        jacoby=match.jacoby and match.match_length == 0,
-    )
 
 
 def _probability_row(probs: tuple[float, float, float, float, float]) -> list[float]:

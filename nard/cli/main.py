@@ -20,6 +20,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from nard import __version__
 from nard.core import Dice, InvalidDiceError, NardError, Position, parse_dice
 from nard.notation import MatchState, XgidRecord
+from nard.notation.positions import read_position
 
 __all__ = ["main"]
 
@@ -228,14 +229,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _read_position(text: str) -> tuple[Position, MatchState | None]:
     """A Position ID, ``POSITION_ID:MATCH_ID`` as gnubg shows it, or an XGID."""
-    text = text.strip()
-    if text.upper().startswith("XGID="):
-        record = XgidRecord.from_xgid(text)
-        return record.position, record.match
-    if ":" in text:
-        position_id, match_id = text.split(":", 1)
-        return Position.from_position_id(position_id), MatchState.from_match_id(match_id)
-    return Position.from_position_id(text), None
+    return read_position(text)
 
 
 def _describe(match: MatchState) -> str:

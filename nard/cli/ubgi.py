@@ -40,7 +40,8 @@ from nard import __version__
 from nard.core.dice import Dice, check_dice
 from nard.core.errors import NardError
 from nard.core.position import Play, Position
-from nard.engine.cube import CubeContext
+from nard.engine.cube import CubeContext, match_context
+from nard.notation.positions import read_position
 
 __all__ = ["KEYS", "UbgiEngine", "cmd_ubgi", "ubgi_move"]
 
@@ -211,9 +212,6 @@ class UbgiEngine:
         raise UbgiError("bad_command", f"unknown command {command}")
 
     def _position(self, args: list[str]) -> list[str]:
-        from nard.cli.hint import match_context
-        from nard.cli.main import _read_position
-
         if len(args) != 2 or args[0] not in ("gnubgid", "xgid"):
             raise UbgiError("bad_command", "expected: position gnubgid <id> | position xgid <id>")
         text = args[1]
@@ -221,7 +219,7 @@ class UbgiEngine:
             text = f"XGID={text}"
         if args[0] == "gnubgid" and text.upper().startswith("XGID="):
             raise UbgiError("bad_value", "an XGID goes with position xgid")
-        position, match = _read_position(text)
+        position, match = read_position(text)
         self.position = position
         self.context = match_context(match) if match is not None else CubeContext()
         self.dice = match.dice if match is not None and match.dice else None

@@ -92,6 +92,8 @@ import numpy as np
 import numpy.typing as npt
 
 from nard.core.position import Position
+from nard.notation.match_id import CubeOwner as MatchCubeOwner
+from nard.notation.match_id import MatchState
 
 __all__ = [
     "KAZAROSS_XG2",
@@ -104,6 +106,7 @@ __all__ = [
     "cube_decision",
     "cube_efficiency",
     "cubeful_equity",
+    "match_context",
     "money_take_point",
     "play_equities",
     "play_equity",
@@ -930,4 +933,32 @@ def decide_cube(
         mwc_no_double=mwc[0] if mwc else None,
         mwc_double_take=mwc[1] if mwc else None,
         mwc_double_pass=mwc[2] if mwc else None,
+    )
+
+
+def match_context(match: MatchState) -> CubeContext:
+    """The Match ID's (or XGID's) cube and score seen from the player on roll (its
+    ``dice_owner``).
+
+    Any match a Match ID or XGID holds (1-64 points) is within the match
+    equity table (:data:`KAZAROSS_XG2_64`).
+
+    >>> ctx = match_context(MatchState.from_match_id("QYkqASAAIAAA"))  # player 1 on roll
+    >>> ctx.match_length, ctx.score, ctx.cube, ctx.owner.value
+    (9, (4, 2), 2, 'opponent')
+    """
+    me = match.dice_owner
+    if match.cube_owner is MatchCubeOwner.CENTRED:
+        owner = CubeOwner.CENTRED
+    elif int(match.cube_owner) == me:
+        owner = CubeOwner.ON_ROLL
+    else:
+        owner = CubeOwner.OPPONENT
+    return CubeContext(
+        cube=match.cube_value,
+        owner=owner,
+        match_length=match.match_length,
+        score=(match.score[me], match.score[1 - me]),
+        crawford=match.crawford,
+        jacoby=match.jacoby and match.match_length == 0,
     )
