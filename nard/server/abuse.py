@@ -81,6 +81,8 @@ DEFAULT_POLICIES: Final[Mapping[str, str]] = MappingProxyType(
         # Per player: analyses queued (each takes a worker for seconds to minutes).
         "analysis": "10/minute;60/hour;200/day",
         "action": "120/minute;3000/hour",
+        # Per address: the engine's answers to programs (/api/engine/...).
+        "engine": "60/minute;1200/hour",
         # Per player: chat messages and reports.
         "chat": "20/minute;300/hour",
     }

@@ -73,6 +73,9 @@ from nard.server.schemas import (
     ConflictBody,
     ContributionRequest,
     CredentialsRequest,
+    EngineCubeRequest,
+    EngineEvalRequest,
+    EngineMoveRequest,
     ErrorBody,
     GuestRequest,
     Health,
@@ -1106,6 +1109,28 @@ def create_app(
         time loses now; otherwise nothing changes (docs/clocks.md)."""
         player = await acting(who)
         return table_response(await service.flag(_check_id(table_id), player), player)
+
+    # -- the engine for programs (docs/engine-protocols.md) ---------------------------
+    @app.post("/api/engine/move", responses=_errors(422, 429), tags=["engine"])
+    async def engine_move(body: EngineMoveRequest, who: Auth) -> dict[str, Any]:
+        """The plays of a roll, best first, as the level ranks them: cubeful and
+        match-aware at the ID's cube and score (EMG in match play), with the plies."""
+        await limits.hit("engine", f"address:{who.address}")
+        dice = (body.dice[0], body.dice[1]) if body.dice is not None else None
+        return await service.engine_move(body.position, dice, body.level)
+
+    @app.post("/api/engine/cube", responses=_errors(422, 429), tags=["engine"])
+    async def engine_cube(body: EngineCubeRequest, who: Auth) -> dict[str, Any]:
+        """The cube decision of the side on roll before it rolls: no double, double/take,
+        double/pass (normalised; match winning chances too in match play), the verdict."""
+        await limits.hit("engine", f"address:{who.address}")
+        return await service.engine_cube(body.position, body.level)
+
+    @app.post("/api/engine/eval", responses=_errors(422, 429), tags=["engine"])
+    async def engine_eval(body: EngineEvalRequest, who: Auth) -> dict[str, Any]:
+        """The position's five probabilities and its cubeless and cubeful equity."""
+        await limits.hit("engine", f"address:{who.address}")
+        return await service.engine_eval(body.position, body.plies)
 
     # -- chat, blocks, reports ------------------------------------------------------
     @app.get("/api/tables/{table_id}/chat", responses=_errors(404))

@@ -373,6 +373,33 @@ class ReportRequest(_Strict):
     table_id: Invite | None = None
 
 
+PositionText = Annotated[str, StringConstraints(min_length=1, max_length=120), _CLEAN]
+"""A Position ID, ``POSITION_ID:MATCH_ID`` (gnubg) or ``XGID=...``."""
+Die = Annotated[int, Field(strict=True, ge=1, le=6)]
+
+
+class EngineMoveRequest(_Strict):
+    """The plays of ``dice`` (or the ID's) at ``position``, as ``level`` ranks them."""
+
+    position: PositionText
+    dice: Annotated[list[Die], Field(min_length=2, max_length=2)] | None = None
+    level: Annotated[Level, Field(strict=False)] = Level.EXPERT
+
+
+class EngineCubeRequest(_Strict):
+    """The cube decision of the side on roll at ``position``, before it rolls."""
+
+    position: PositionText
+    level: Annotated[Level, Field(strict=False)] = Level.EXPERT
+
+
+class EngineEvalRequest(_Strict):
+    """The probabilities and equities of ``position`` at ``plies`` (0-2)."""
+
+    position: PositionText
+    plies: StrictInt = Field(default=0, ge=0, le=2)
+
+
 class RatedMatch(BaseModel):
     """One rated match in a player's history (docs/ratings.md)."""
 

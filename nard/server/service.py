@@ -56,9 +56,9 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from nard.computer import DecisionSnapshot, computer_command, cube_context, forced_command
-from nard.core import NardError
+from nard.core import NardError, Position
 from nard.engine import Engine, Level
-from nard.engine.cube import CubeContext
+from nard.engine.cube import CubeContext, cube_efficiency, cubeful_equity, match_context
 from nard.match.clock import TimeControl
 from nard.match.commands import Command, InvalidCommandError
 from nard.match.dice import (
@@ -71,6 +71,7 @@ from nard.match.game import Decision, Game, MatchStateError
 from nard.match.rating import INITIAL_RATING
 from nard.notation.json_record import write_json
 from nard.notation.mat import write_mat
+from nard.notation.positions import read_position
 from nard.notation.sgf import write_sgf
 from nard.server.chouette import ChouetteTable, parse_command
 from nard.server.metrics import Metrics
@@ -912,6 +913,94 @@ class TableService:
                 game.position, dice, context, trials, truncate, cubeful=cubeful, seed=seed
             )
         raise ServiceError(409, "nothing_to_roll_out", "a rollout is of a roll or a cube decision")
+
+    # -- the engine as a service (docs/engine-protocols.md) ----------------------
+    def _engine_input(self, text: str) -> tuple[Position, CubeContext, Any]:
+        try:
+            position, match = read_position(text)
+        except (NardError, ValueError) as exc:
+            raise ServiceError(422, "invalid_position", str(exc)) from None
+        if position.is_game_over():
+            raise ServiceError(422, "game_over", f"the game of {text!r} is over")
+        context = match_context(match) if match is not None else CubeContext()
+        return position, context, match
+
+    async def engine_move(
+        self, text: str, dice: tuple[int, int] | None, level: Level
+    ) -> dict[str, Any]:
+        """The plays of a roll ranked as ``level`` ranks them, by cubeful equity at the
+        cube and score of ``text`` (Position ID, POSITION_ID:MATCH_ID or XGID)."""
+        position, context, match = self._engine_input(text)
+        roll = dice or (match.dice if match is not None else None)
+        if roll is None:
+            raise ServiceError(422, "no_dice", "give the dice, or an ID that has them")
+        engine = self.engine(level)
+        ranked = await self._think(engine.rank_plays, position, roll, context)
+        best = ranked[0].ply if ranked else engine.plies
+        return {
+            "position_id": position.position_id(),
+            "dice": list(roll),
+            "level": level.value,
+            "plies": engine.plies,
+            "context": _context_json(context),
+            "plays": [
+                {
+                    "play": position.format_play(r.play),
+                    "moves": [[m[0], m[1]] for m in r.play.moves],
+                    "equity": round(r.equity, 5),
+                    "cubeful_equity": None if r.cubeful is None else round(r.cubeful, 5),
+                    "probabilities": [round(p, 5) for p in r.probabilities],
+                    "ply": r.ply,
+                }
+                for r in ranked[:20]
+                if r.ply == best
+            ],
+        }
+
+    async def engine_cube(self, text: str, level: Level) -> dict[str, Any]:
+        """The cube decision of the side on roll, before it rolls, at ``level``."""
+        position, context, _ = self._engine_input(text)
+        engine = self.engine(level)
+        probabilities, cubeless, d = await self._think(engine.cube_analysis, position, context)
+        return {
+            "position_id": position.position_id(),
+            "level": level.value,
+            "plies": engine.settings.cube_plies,
+            "context": _context_json(context),
+            "action": d.action,
+            "double": d.double,
+            "take": d.take,
+            "beaver": d.beaver,
+            "no_double": round(d.no_double, 5),
+            "double_take": round(d.double_take, 5),
+            "double_pass": round(d.double_pass, 5),
+            "mwc": None
+            if d.mwc_no_double is None
+            else {
+                "no_double": round(d.mwc_no_double, 5),
+                "double_take": round(d.mwc_double_take or 0.0, 5),
+                "double_pass": round(d.mwc_double_pass or 0.0, 5),
+            },
+            "cubeless_equity": round(cubeless, 5),
+            "probabilities": [round(p, 5) for p in probabilities],
+        }
+
+    async def engine_eval(self, text: str, plies: int) -> dict[str, Any]:
+        """The position's probabilities and equities at ``plies`` (0-2): cubeless, and
+        cubeful at its cube and score (side on roll, before it rolls)."""
+        position, context, _ = self._engine_input(text)
+        engine = self.engine(Level.EXPERT)
+        probabilities, cubeless = await self._think(engine.evaluate, position, plies)
+        cubeful = cubeful_equity(probabilities, context, cube_efficiency(position))
+        return {
+            "position_id": position.position_id(),
+            "plies": plies,
+            "context": _context_json(context),
+            "probabilities": [round(p, 5) for p in probabilities],
+            "cubeless_equity": round(cubeless, 5),
+            "cubeful_equity": round(cubeful, 5),
+            "cubeful_unit": "points per cube" if context.is_money else "match winning chances",
+        }
 
     async def hint(self, table_id: str, player: PlayerRow) -> dict[str, Any]:
         """The engine's ranked plays or cube analysis for the seat to act, at tables
@@ -1763,6 +1852,17 @@ def _checked(parse: Callable[[dict[str, Any]], T], data: dict[str, Any]) -> T:
         return parse(data)
     except InvalidCommandError as exc:
         raise ServiceError(422, "invalid_action", str(exc)) from None
+
+
+def _context_json(ctx: CubeContext) -> dict[str, Any]:
+    return {
+        "match_length": ctx.match_length,
+        "score": list(ctx.score),
+        "cube": ctx.cube,
+        "owner": ctx.owner.value,
+        "crawford": ctx.crawford,
+        "jacoby": ctx.jacoby,
+    }
 
 
 CHAT_LENGTH = 300

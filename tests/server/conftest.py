@@ -87,7 +87,7 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'nard.db'}"
 
 
-NO_LIMITS = "register= guest= login= table= hint= action= analysis= chat="
+NO_LIMITS = "register= guest= login= table= hint= action= analysis= chat= engine="
 """The abuse limits switched off: tests play whole matches as fast as they can (the
 limits have tests of their own)."""
 
