@@ -95,6 +95,16 @@ def _build_parser() -> argparse.ArgumentParser:
         help="serve as an engine on stdin/stdout: the Universal Backgammon Interface v0.2",
     )
     ubgi.add_argument("--weights", default=None, help="the network file (default: the bundled one)")
+    external = sub.add_parser(
+        "external",
+        help="play for a GNU Backgammon player set to `external HOST:PORT` (gnubg connects here)",
+    )
+    external.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    external.add_argument("--port", type=int, default=31555, help="port to listen on")
+    external.add_argument(
+        "--level", default="expert", choices=["beginner", "intermediate", "expert", "world-class"]
+    )
+    external.add_argument("--weights", default=None, help="the network file")
 
     from nard.cli.rollout import add_arguments as add_rollout_arguments
 
@@ -402,6 +412,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nard.cli.analyse import cmd_analyse
 
             return cmd_analyse(args)
+        if args.command == "external":
+            from nard.cli.external import cmd_external
+
+            return cmd_external(args.host, args.port, args.level, args.weights)
         if args.command == "ubgi":
             from nard.cli.ubgi import cmd_ubgi
 
