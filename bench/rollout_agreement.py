@@ -60,25 +60,16 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nard.analysis.cubeful import CubefulStart  # noqa: E402
-from nard.analysis.rollout import (  # noqa: E402
-    CubefulWork,
-    RolloutSettings,
-    _mean_and_error,
-    _roll_out,
-    rollout_cube,
-    verdict,
-)
-from nard.cli.hint import match_context  # noqa: E402
+from nard.analysis.rollout import RolloutSettings, rollout_cube  # noqa: E402
 from nard.core.position import Position  # noqa: E402
-from nard.engine.cube import CubeContext, CubeOwner  # noqa: E402
+from nard.engine.cube import CubeContext, CubeOwner, match_context  # noqa: E402
 from nard.engine.engine import load_evaluator  # noqa: E402
 from nard.notation.match_id import CubeOwner as IdCubeOwner  # noqa: E402
 from nard.notation.match_id import MatchState  # noqa: E402
@@ -349,28 +340,17 @@ def cached(cases: list[Case], refresh: bool) -> dict[str, Any]:
 def nard_cube(
     position: Position, ctx: CubeContext, settings: RolloutSettings, evaluator: Any, jobs: int
 ) -> dict[str, Any]:
-    """:func:`~nard.analysis.rollout.rollout_cube`'s cubeful path (the same work, trials
-    and verdict), keeping the double/take line's standard error too: ``CubeRollout``
-    keeps only no double's."""
-    start = tuple(position)
-    work = CubefulWork(
-        (
-            CubefulStart(start, ctx, root_on_roll=True, no_double_first=True),
-            CubefulStart(start, ctx.doubled(), root_on_roll=True),
-        ),
-        ctx,
+    """:func:`~nard.analysis.rollout.rollout_cube`'s cubeful rollout: both lines'
+    equities, their standard errors and the verdict."""
+    made = rollout_cube(
+        position, ctx, replace(settings, cubeful=True), evaluator=evaluator, jobs=jobs
     )
-    trials, _ = _roll_out(work, settings, evaluator, None, jobs, None, None)
-    nd, nd_se = _mean_and_error(trials[0])
-    dt, dt_se = _mean_and_error(trials[1])
-    gammons = float(evaluator.evaluate([position])[0][1])
-    decision = verdict(nd, dt, 1.0, ctx, gammons)
     return {
-        "no_double": decision.no_double,
-        "no_double_se": nd_se,
-        "double_take": decision.double_take,
-        "double_take_se": dt_se,
-        "action": decision.action,
+        "no_double": made.decision.no_double,
+        "no_double_se": made.position.standard_error,
+        "double_take": made.decision.double_take,
+        "double_take_se": made.double_take_error,
+        "action": made.decision.action,
     }
 
 

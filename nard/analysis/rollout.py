@@ -171,6 +171,9 @@ class CubeRollout:
     seed: int
     position: CandidateRollout
     decision: CubeDecision
+    double_take_error: float | None = None
+    """The standard error of the rolled-out double/take (cubeful trials; None when
+    double/take comes from the mean probabilities by formula)."""
 
     def to_json(self) -> dict[str, Any]:
         d = self.decision
@@ -185,6 +188,9 @@ class CubeRollout:
             "no_double": round(d.no_double, 6),
             "double_take": round(d.double_take, 6),
             "double_pass": round(d.double_pass, 6),
+            "double_take_error": None
+            if self.double_take_error is None
+            else round(self.double_take_error, 6),
             "action": d.action,
         }
 
@@ -490,7 +496,7 @@ def rollout_cube(
         )
         trials, _ = _roll_out(work, settings, judge, weights, jobs, ray_address, progress)
         nd, nd_se = _mean_and_error(trials[0])
-        dt, _ = _mean_and_error(trials[1])
+        dt, dt_se = _mean_and_error(trials[1])
         gammons = (judge or load_evaluator(weights)).evaluate([position])[0][1]
         decision = verdict(nd, dt, 1.0, ctx, float(gammons))
         return CubeRollout(
@@ -500,6 +506,7 @@ def rollout_cube(
             settings.seed,
             CandidateRollout("position", None, None, nd_se, decision.optimal),
             decision,
+            dt_se,
         )
     boards = np.array([list(position)], dtype=np.int64)
     trials, _ = _roll_out(boards, settings, judge, weights, jobs, ray_address, progress)

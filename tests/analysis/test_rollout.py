@@ -223,6 +223,9 @@ def test_the_cubeful_luck_takes_out_the_cubes_noise_too(evaluator: NeuralEvaluat
     cubeful = rollout_cube(
         start, CubeContext(), replace(settings, cubeful=True), evaluator=evaluator
     )
+    assert cubeless.double_take_error is None  # by formula from the mean probabilities
+    assert cubeful.double_take_error is not None and cubeful.double_take_error > 0
+    assert cubeful.to_json()["double_take_error"] == round(cubeful.double_take_error, 6)
     ratio = cubeful.position.standard_error / cubeless.position.standard_error
     assert ratio < 2.5, (cubeful.position.standard_error, cubeless.position.standard_error)
     # the same position's value, by two different estimates (noise: a few SE)
