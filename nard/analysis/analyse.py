@@ -32,6 +32,7 @@ from nard.analysis.analyst import (
 from nard.analysis.stats import (
     PlayerStats,
     Skill,
+    equity_to_mwc,
     met_equity,
     mwc_of,
     player_stats,
@@ -479,8 +480,7 @@ def _for_player0(equity: float, ctx: CubeContext, seat: int) -> float:
     if ctx.is_money:
         mine = equity * ctx.cube
         return mine if seat == 0 else -mine
-    win, lose = mwc_of(ctx)
-    mine = lose + (equity + 1.0) / 2.0 * (win - lose)
+    mine = equity_to_mwc(equity, ctx)
     return mine if seat == 0 else 1.0 - mine
 
 

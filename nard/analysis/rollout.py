@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from nard.analysis.cubeful import CubefulStart, cubeful_trials
-from nard.analysis.stats import mwc_of
+from nard.analysis.stats import equity_to_mwc
 from nard.core.errors import NardError
 from nard.core.position import Play, Position
 from nard.engine.cube import (
@@ -398,9 +398,7 @@ def verdict(
     nd, dt, dp = round(nd, 9), round(dt, 9), round(dp, 9)
     mwc: tuple[float, float, float] | None = None
     if not ctx.is_money:
-        win, lose = mwc_of(ctx)
-        nd_m, dt_m, dp_m = (lose + (e + 1.0) / 2.0 * (win - lose) for e in (nd, dt, dp))
-        mwc = (nd_m, dt_m, dp_m)
+        mwc = (equity_to_mwc(nd, ctx), equity_to_mwc(dt, ctx), equity_to_mwc(dp, ctx))
     return decide_cube(nd, dt, dp, ctx, gammon_chance=gammon_chance, mwc=mwc)
 
 

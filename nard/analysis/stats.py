@@ -27,6 +27,7 @@ __all__ = [
     "Luck",
     "PlayerStats",
     "Skill",
+    "equity_to_mwc",
     "fibs_rating",
     "luck_of",
     "met_equity",
@@ -119,6 +120,17 @@ def mwc_of(ctx: CubeContext) -> tuple[float, float]:
         met.equity(away0 - ctx.cube, away1, post),
         met.equity(away0, away1 - ctx.cube, post),
     )
+
+
+def equity_to_mwc(equity: float, ctx: CubeContext) -> float:
+    """The side on roll's match winning chances from its normalised equity (gnubg's
+    ``eq2mwc``: -1 is losing a single game at ``ctx``'s cube, +1 winning one).
+
+    >>> round(equity_to_mwc(0.0, CubeContext(match_length=7, score=(0, 0))), 4)
+    0.5
+    """
+    win, lose = mwc_of(ctx)
+    return lose + (equity + 1.0) / 2.0 * (win - lose)
 
 
 def met_equity(length: int, score: tuple[int, int], post_crawford: bool) -> float:

@@ -21,8 +21,9 @@ from nard.core import Dice, NardError, Position, parse_dice
 from nard.engine.cube import CubeContext, CubeDecision, match_context
 from nard.engine.engine import Engine, Level
 from nard.engine.search import RankedPlay
+from nard.notation.positions import read_position
 
-__all__ = ["HintError", "cmd_hint", "match_context"]
+__all__ = ["HintError", "cmd_hint"]
 
 PROBABILITY_NAMES = (
     "win",
@@ -161,12 +162,10 @@ def cmd_hint(
     level: str = Level.EXPERT.value,
 ) -> int:
     """Run ``nard hint``; returns the exit status (errors raise :class:`NardError`)."""
-    from nard.cli.main import _read_position
-
     if level not in {lv.value for lv in Level}:
         names = ", ".join(lv.value for lv in Level)
         raise HintError(f"unknown level {level!r}: choose one of {names}")
-    pos, match = _read_position(position_text)
+    pos, match = read_position(position_text)
     if pos.is_game_over():
         raise HintError(f"the game of {position_text!r} is over: there is nothing to hint")
     dice: Dice | None = None

@@ -237,11 +237,6 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_position(text: str) -> tuple[Position, MatchState | None]:
-    """A Position ID, ``POSITION_ID:MATCH_ID`` as gnubg shows it, or an XGID."""
-    return read_position(text)
-
-
 def _describe(match: MatchState) -> str:
     kind = "money game" if match.is_money() else f"{match.match_length}-point match"
     owner = "centred" if match.cube_owner < 0 else f"owned by player {int(match.cube_owner)}"
@@ -260,7 +255,7 @@ def _describe(match: MatchState) -> str:
 
 
 def _cmd_moves(args: argparse.Namespace) -> int:
-    pos, match = _read_position(args.position_id)
+    pos, match = read_position(args.position_id)
     dice: Dice
     if args.dice is not None:
         dice = parse_dice(args.dice)
@@ -293,7 +288,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     from nard.notation.match_id import GameState, Resignation
     from nard.notation.xgid import BOTTOM
 
-    pos, match = _read_position(args.position_id)
+    pos, match = read_position(args.position_id)
     print(pos)
     # The same position as XG names it (a bare Position ID: money, the cube in the
     # middle, the side on roll at the bottom, as gnubg shows it).

@@ -78,10 +78,9 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     """Run ``nard rollout`` with parsed ``args``."""
     from nard.analysis.rollout import RolloutSettings, rollout_cube, rollout_plays
     from nard.cli.analyse import _Bar
-    from nard.cli.hint import match_context
-    from nard.cli.main import _read_position
     from nard.core import parse_dice
-    from nard.engine.cube import CubeContext
+    from nard.engine.cube import CubeContext, match_context
+    from nard.notation.positions import read_position
 
     if args.jobs < 0:
         raise NardError(f"--jobs {args.jobs}: give 1 or more (0: one per core)")
@@ -94,7 +93,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         stop=args.stop,
         cubeful=args.cubeful,
     )
-    position, match = _read_position(args.position_id)
+    position, match = read_position(args.position_id)
     if position.is_game_over():
         raise NardError(f"the game of {args.position_id!r} is over: there is nothing to roll out")
     dice = parse_dice(args.dice) if args.dice else (match.dice if match is not None else None)

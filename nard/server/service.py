@@ -503,15 +503,18 @@ class TableService:
         )
         self._cache(table)
         self.metrics.tables_created.inc()
-        self._present(table, creator)
+        self._present(table, {creator.id})
         return table
 
-    def _present(self, table: AnyTable, player: PlayerRow) -> None:
-        """``player`` is at ``table`` now (presence, as a socket's heartbeat says)."""
-        seats = [n for n, s in enumerate(table.seats) if s.player_id == player.id]
-        if seats:
-            with contextlib.suppress(Exception):
-                self.storage.seen(table.id, seats, self.clock())
+    def _present(self, table: AnyTable, player_ids: set[int]) -> None:
+        """The seated players among ``player_ids`` are at ``table`` now (presence)."""
+        seats = [n for n, s in enumerate(table.seats) if s.player_id in player_ids]
+        if not seats:
+            return
+        try:
+            self.storage.seen(table.id, seats, self.clock())
+        except Exception:
+            log.warning("could not record presence at table %s", table.id, exc_info=True)
 
     async def get(self, table_id: str) -> AnyTable:
         """The table as the database has it now (a change in flight in this process is
@@ -590,7 +593,7 @@ class TableService:
             return change
 
         table = await self._change(table_id, player, sit, seated=False, expect_seq=expect_seq)
-        self._present(table, player)
+        self._present(table, {player.id})
         return table
 
     async def claim_tables(self, guest: PlayerRow, account: PlayerRow) -> list[str]:
@@ -1221,22 +1224,24 @@ class TableService:
             return False
         return any(table.seats[w].is_computer for w in table.waiting_for())
 
-    def _rate(self, table: AnyTable) -> None:
-        """Rate the match if this commit ended a rated one (:mod:`nard.server.ratings`).
-        A failure here is not the player's: the match stays finished and the catch-up
-        at the next start (:meth:`rate_unrated`) rates it."""
+    def _rate(self, table: AnyTable) -> bool:
+        """Rate the match if it is a finished rated one not rated yet
+        (:mod:`nard.server.ratings`); whether this call rated it. A failure here is not
+        the player's: the match stays finished and the catch-up at the next start
+        (:meth:`rate_unrated`) rates it."""
         if not table.finished or not table.rated:
-            return
+            return False
         result = rated_result(table)
         if result is None:
-            return
+            return False
         try:
             changes = self.storage.rate_match(table.id, *result)
         except Exception:
             log.exception("could not rate the match at table %s", table.id)
-            return
+            return False
         if changes:
             self.metrics.rated_matches.inc()
+        return bool(changes)
 
     async def flag(self, table_id: str, player: PlayerRow) -> AnyTable:
         """Check the table's clocks (a player's page asks when the other's time is up):
@@ -1283,9 +1288,7 @@ class TableService:
         rated = 0
         for table_id in self.storage.unrated_tables():
             with contextlib.suppress(ServiceError):
-                table = await self._current(table_id)
-                result = rated_result(table)
-                if result is not None and self.storage.rate_match(table_id, *result):
+                if self._rate(await self._current(table_id)):
                     rated += 1
         return rated
 
@@ -1485,22 +1488,8 @@ class TableService:
     def _seen(self, table_id: str, watchers: Sequence[Watcher]) -> None:
         """The seated players among ``watchers`` are connected now (presence)."""
         table = self._live.get(table_id)
-        if table is None:
-            return
-        seats = sorted(
-            {
-                seat
-                for w in watchers
-                if w.player is not None
-                for seat, s in enumerate(table.seats)
-                if s.player_id == w.player.id
-            }
-        )
-        if seats:
-            try:
-                self.storage.seen(table_id, seats, self.clock())
-            except Exception:
-                log.warning("could not record presence at table %s", table_id, exc_info=True)
+        if table is not None:
+            self._present(table, {w.player.id for w in watchers if w.player is not None})
 
     async def _presence_forever(self) -> None:
         """Every :attr:`presence_interval` seconds, the players connected here are
@@ -1514,18 +1503,23 @@ class TableService:
         for table_id, watchers in list(self._watchers.items()):
             self._seen(table_id, list(watchers))
 
+    def _connected(self, last_seen: datetime | None, now: datetime) -> bool:
+        """Whether a player last seen at ``last_seen`` is still connected: within two
+        and a half heartbeats."""
+        window = timedelta(seconds=self.presence_interval * 2.5)
+        return last_seen is not None and now - last_seen <= window
+
     def presence(self, table: AnyTable) -> dict[str, Any]:
         """Each person's seat: connected, or away since when and when the opponent may
         claim the match (docs/server.md, "Abandonment")."""
         seen = self.storage.last_seen(table.id)
         now = self.clock()
-        window = timedelta(seconds=self.presence_interval * 2.5)
         seats = []
         for n, s in enumerate(table.seats):
             if s.level is not None or s.player_id is None:
                 continue
             last = seen.get(n)
-            connected = last is not None and now - last <= window
+            connected = self._connected(last, now)
             seats.append(
                 {
                     "seat": n,
@@ -1612,8 +1606,7 @@ class TableService:
                 raise ServiceError(409, "not_away", "the computer never leaves", table=table)
             last = self.storage.last_seen(table.id).get(1 - seat)
             now = self.clock()
-            window = timedelta(seconds=self.presence_interval * 2.5)
-            if last is None or now - last <= window or now - last < self.away_grace:
+            if last is None or self._connected(last, now) or now - last < self.away_grace:
                 raise ServiceError(
                     409,
                     "not_away",

@@ -21,7 +21,7 @@ import hashlib
 import json
 import secrets
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -589,16 +589,7 @@ class Storage:
 
     def open_tables(self, limit: int = 50) -> list[StoredTable]:
         """Tables waiting for another person, newest first (no actions loaded)."""
-        with self._session() as s:
-            rows = list(
-                s.scalars(
-                    select(TableRow)
-                    .where(TableRow.status == "waiting", TableRow.public.is_(True))
-                    .order_by(TableRow.created_at.desc())
-                    .limit(limit)
-                )
-            )
-            return [StoredTable(r, self._seats_of(s, r.id), []) for r in rows]
+        return self._tables_where((TableRow.status == "waiting") & TableRow.public.is_(True), limit)
 
     def seen(self, table_id: str, seats: Sequence[int], at: datetime) -> None:
         """The players of ``seats`` are connected to the table at ``at``."""
@@ -654,17 +645,22 @@ class Storage:
             rows = list(s.scalars(query.order_by(ChatMessageRow.id.desc()).limit(limit)))
         return rows[::-1]
 
-    def usernames_of(self, player_ids: set[int]) -> dict[int, str]:
+    def usernames_of(self, player_ids: Iterable[int]) -> dict[int, str]:
         """The usernames of the accounts among ``player_ids``."""
-        if not player_ids:
+        return {i: str(u) for i, u in self._of_accounts(player_ids, _players.c.username).items()}
+
+    def _of_accounts(self, player_ids: Iterable[int], column: Any) -> dict[int, Any]:
+        """``column`` of each account (a player with a username) among ``player_ids``."""
+        ids = list(player_ids)
+        if not ids:
             return {}
         with self.engine.connect() as c:
             rows = c.execute(
-                select(_players.c.id, _players.c.username).where(
-                    _players.c.id.in_(list(player_ids)), _players.c.username.is_not(None)
+                select(_players.c.id, column).where(
+                    _players.c.id.in_(ids), _players.c.username.is_not(None)
                 )
             )
-            return {int(i): str(u) for i, u in rows}
+            return {int(i): value for i, value in rows}
 
     def block(self, blocker_id: int, blocked_id: int, at: datetime) -> None:
         try:
@@ -754,6 +750,7 @@ class Storage:
         )
 
     def _tables_where(self, condition: Any, limit: int) -> list[StoredTable]:
+        """The tables meeting ``condition``, newest first, with their seats (no actions)."""
         with self._session() as s:
             rows = list(
                 s.scalars(
@@ -767,17 +764,10 @@ class Storage:
 
     def tables_of(self, player_id: int, limit: int = 100) -> list[StoredTable]:
         """The player's tables, newest first (no actions loaded)."""
-        with self._session() as s:
-            ids = select(TableSeatRow.table_id).where(TableSeatRow.player_id == player_id)
-            rows = list(
-                s.scalars(
-                    select(TableRow)
-                    .where(or_(TableRow.id.in_(ids), TableRow.creator_id == player_id))
-                    .order_by(TableRow.created_at.desc())
-                    .limit(limit)
-                )
-            )
-            return [StoredTable(r, self._seats_of(s, r.id), []) for r in rows]
+        ids = select(TableSeatRow.table_id).where(TableSeatRow.player_id == player_id)
+        return self._tables_where(
+            or_(TableRow.id.in_(ids), TableRow.creator_id == player_id), limit
+        )
 
     # -- analyses ------------------------------------------------------------
     def queue_analysis(
@@ -970,17 +960,9 @@ class Storage:
                 return []
             raise
 
-    def ratings_of(self, player_ids: Sequence[int]) -> dict[int, float]:
+    def ratings_of(self, player_ids: Iterable[int]) -> dict[int, float]:
         """The ratings of the accounts among ``player_ids``."""
-        if not player_ids:
-            return {}
-        with self.engine.connect() as c:
-            rows = c.execute(
-                select(_players.c.id, _players.c.rating).where(
-                    _players.c.id.in_(list(player_ids)), _players.c.username.is_not(None)
-                )
-            )
-            return {int(i): float(r) for i, r in rows}
+        return {i: float(r) for i, r in self._of_accounts(player_ids, _players.c.rating).items()}
 
     def rank_of(self, player_id: int) -> int | None:
         """The player's place on :meth:`leaderboard` (None before a rated match)."""

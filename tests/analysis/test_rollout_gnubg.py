@@ -57,8 +57,8 @@ from typing import Any
 import pytest
 
 from nard.analysis.rollout import RolloutSettings, rollout_cube
-from nard.cli.hint import match_context
 from nard.core.position import Position
+from nard.engine.cube import match_context
 from nard.engine.engine import load_evaluator
 from nard.engine.network import NeuralEvaluator
 from nard.notation.match_id import MatchState

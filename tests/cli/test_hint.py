@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from nard import Position
-from nard.cli.hint import HintError, cmd_hint, match_context
+from nard.cli.hint import HintError, cmd_hint
 from nard.cli.main import main
-from nard.engine.cube import CubeContext, CubeOwner
+from nard.engine.cube import CubeContext, CubeOwner, match_context
 from nard.engine.engine import Engine
 from nard.engine.network import Network, WeightsError
 from nard.engine.playout import play_games
