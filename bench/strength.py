@@ -15,10 +15,12 @@ Run from the repository root::
 Players: ``heuristic``, ``pubeval``, ``random`` (seeded per pair from ``--seed``),
 and ``gnubg`` (GNU Backgammon at 0-ply, cubeless, in separate gnubg processes;
 needs ``/usr/games/gnubg``; each of its moves costs about 10 ms of wall time,
-so use ``--jobs``), ``expert`` and ``world-class`` (nard's engine at 0-ply and
-2-ply with the shipped networks; ``expert@PATH`` and ``world-class@PATH`` with
-the networks at PATH). nard's searches run without the engine's one-second time
-limit, so that a loaded machine cannot cut a 2-ply search short (under two
+so use ``--jobs``), ``gnubg-2ply`` (gnubg's world class: 2-ply, its move filter
+and pruning nets), ``expert``, ``world-class`` and ``roller`` (nard's engine at
+0-ply, 2-ply and 2-ply with its best candidates rolled out, with the shipped
+networks; ``expert@PATH`` and so on with the networks at PATH). nard's searches
+run without the engine's one-second time limit (the roller rolls out its full
+plan), so that a loaded machine cannot cut a 2-ply search short (under two
 busy cores about 1% of world class's decisions took over a second) and the
 figures do not depend on the machine's speed. A script, not a test: it prints
 figures and asserts nothing.
@@ -48,7 +50,17 @@ from nard.engine.player import Player, RandomPlayer, play_game
 from nard.engine.pubeval import PubevalPlayer
 from nard.match.dice import SeededDice
 
-PLAYERS = ("heuristic", "pubeval", "random", "gnubg", "expert", "world-class")
+PLAYERS = (
+    "heuristic",
+    "pubeval",
+    "random",
+    "gnubg",
+    "gnubg-2ply",
+    "expert",
+    "world-class",
+    "roller",
+)
+ENGINE_LEVELS = ("expert", "world-class", "roller")
 Z_95 = 1.959963984540054
 GNUBG = os.environ.get("NARD_GNUBG", "/usr/games/gnubg")
 T = TypeVar("T")
@@ -56,15 +68,17 @@ T = TypeVar("T")
 
 # -- gnubg as an opponent -------------------------------------------------------
 # gnubg runs this script in its embedded Python and answers one query per line on
-# stdin ("POSITION_ID D1 D2", side on roll encoded as nard/gnubg do) with the
-# resulting position's ID after its 0-ply best play, or "-" when nothing can be played.
+# stdin ("POSITION_ID D1 D2", side on roll encoded as nard/gnubg do) with its best
+# play at PLIES (its move filter and pruning nets as its world class has them), or
+# "-" when nothing can be played.
 _GNUBG_SCRIPT = r"""
 import sys
 import gnubg
 gnubg.command('set display off')
 gnubg.command('set player 0 human')
 gnubg.command('set player 1 human')
-gnubg.command('set evaluation chequerplay evaluation plies 0')
+gnubg.command('set evaluation chequerplay evaluation plies PLIES')
+gnubg.command('set evaluation chequerplay evaluation prune on')
 gnubg.command('set evaluation chequerplay evaluation cubeful off')
 gnubg.command('new game')
 print('NARD:ready', flush=True)
@@ -154,14 +168,16 @@ class GnubgProcess:
 
 
 class GnubgPlayer:
-    """GNU Backgammon at 0-ply (cubeless chequer play) in a child gnubg process."""
+    """GNU Backgammon at ``plies`` (cubeless chequer play) in a child gnubg process:
+    0-ply by default, 2-ply for gnubg's world class (``gnubg-2ply``)."""
 
     name = "gnubg"
 
-    def __init__(self) -> None:
+    def __init__(self, plies: int = 0) -> None:
         if not Path(GNUBG).exists():
             sys.exit(f"strength.py: GNU Backgammon not found at {GNUBG} (apt-get install gnubg)")
-        self._gnubg = GnubgProcess(_GNUBG_SCRIPT, "strength.py")
+        script = _GNUBG_SCRIPT.replace("PLIES", str(plies))
+        self._gnubg = GnubgProcess(script, "strength.py")
 
     def choose_play(self, position: Position, dice: Sequence[int]) -> Play | None:
         """gnubg's best 0-ply play, mapped back onto nard's legal plays.
@@ -195,8 +211,10 @@ def make_player(name: str, seed: int) -> Player:
         return RandomPlayer(seed)
     if name == "gnubg":
         return GnubgPlayer()
+    if name == "gnubg-2ply":
+        return GnubgPlayer(plies=2)
     level, _, weights = name.partition("@")
-    if level in ("expert", "world-class"):
+    if level in ENGINE_LEVELS:
         from nard.engine import Engine
 
         # The shipped networks, or those at PATH for "expert@PATH"; 0-ply or 2-ply,
@@ -207,7 +225,7 @@ def make_player(name: str, seed: int) -> Player:
 
 def player_name(name: str) -> str:
     level, at, weights = name.partition("@")
-    if name in PLAYERS or (at and level in ("expert", "world-class") and weights):
+    if name in PLAYERS or (at and level in ENGINE_LEVELS and weights):
         return name
     raise argparse.ArgumentTypeError(f"unknown player {name!r}")
 
@@ -235,7 +253,7 @@ class LuckMeter:
     """The luck of each roll, judged by a fixed reference: nard's 0-ply networks.
 
     The luck of roll ``r`` to the side on roll at ``s`` is ``E(s, r) - B(s)``
-    (:func:`nard.engine.playout.roll_luck`):
+    (:func:`nard.engine.luck.roll_luck`):
     the cubeless equity (mover's view) of ``r``'s best play at the reference's
     0 ply, less the average of that over the 36 rolls (the reference's 1-ply
     value of ``s``). The dice are uniform and do not depend on the past, so
@@ -256,7 +274,7 @@ class LuckMeter:
 
     def luck(self, position: Position, dice: Sequence[int]) -> float:
         """The luck of ``dice`` to the side on roll at ``position``, in its points."""
-        from nard.engine.playout import roll_luck
+        from nard.engine.luck import roll_luck
 
         return roll_luck(self._evaluator, position, (dice[0], dice[1]))
 

@@ -64,6 +64,7 @@ use the match context.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -82,6 +83,7 @@ from nard.engine.cube import (
 )
 from nard.engine.evaluator import Evaluator, cubeless_equity, flip_probabilities
 from nard.engine.network import NeuralEvaluator, PruningEvaluator, WeightsError
+from nard.engine.roller import ROLLER_PLAN, RollerPlan, decision_seed, roll_candidates
 from nard.engine.search import (
     DEFAULT_FILTER,
     WORLD_CLASS_FILTER,
@@ -117,6 +119,7 @@ class Level(StrEnum):
     INTERMEDIATE = "intermediate"
     EXPERT = "expert"
     WORLD_CLASS = "world-class"
+    ROLLER = "roller"
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,9 @@ class LevelSettings:
     """At the deeper plies of checker play, each roll's replies the pruning network
     lets through to the full evaluator (:class:`~nard.engine.search.Pruning`); 0
     for no pruning, as without a pruning network in the weights."""
+    roller: RollerPlan | None = None
+    """When set, the best candidates of the search are rolled out
+    (:func:`~nard.engine.roller.roll_candidates`) and chosen by their rollouts."""
 
 
 LEVEL_SETTINGS: dict[Level, LevelSettings] = {
@@ -141,6 +147,14 @@ LEVEL_SETTINGS: dict[Level, LevelSettings] = {
     Level.EXPERT: LevelSettings(plies=0, noise=0.0, cube_plies=1),
     Level.WORLD_CLASS: LevelSettings(
         plies=2, noise=0.0, cube_plies=2, move_filter=WORLD_CLASS_FILTER, prune_keep=8
+    ),
+    Level.ROLLER: LevelSettings(
+        plies=2,
+        noise=0.0,
+        cube_plies=2,
+        move_filter=WORLD_CLASS_FILTER,
+        prune_keep=8,
+        roller=ROLLER_PLAN,
     ),
 }
 """gnubg's predefined players (``eval.c``), as described in the module docstring."""
@@ -309,7 +323,13 @@ class Engine:
         With ``match`` (the cube and score from the mover's view) the plays the
         search took to its deepest ply are ranked by their cubeful equity at that
         score (``cubeful``; gnubg's EMG in match play), as gnubg ranks them and as
-        :meth:`best_play` chooses; the plays it left shallower follow, cubeless."""
+        :meth:`best_play` chooses; the plays it left shallower follow, cubeless.
+
+        At the roller level the search's best candidates are then rolled out
+        (:mod:`~nard.engine.roller`): they rank first by their rollouts (with
+        ``match``, by the cubeful equity of their rolled-out probabilities), and
+        the rollout stops when ``time_limit`` has passed since the search began."""
+        start = time.perf_counter()
         ranking = rank_plays(
             position,
             dice,
@@ -319,9 +339,21 @@ class Engine:
             self.time_limit,
             pruning=self.pruning,
         )
+        plan = self.settings.roller
+        if plan is not None and ranking:
+            ranking = roll_candidates(
+                ranking,
+                self.evaluator,
+                decision_seed(self.seed, position, dice),
+                plan,
+                deadline=None if self.time_limit is None else start + self.time_limit,
+            )
         if match is None or not ranking:
             return ranking
-        deepest = [r for r in ranking if r.ply == ranking[0].ply]
+        if ranking[0].trials:
+            deepest = [r for r in ranking if r.trials]
+        else:
+            deepest = [r for r in ranking if r.ply == ranking[0].ply and not r.trials]
         values = play_equities(
             [flip_probabilities(r.probabilities) for r in deepest],
             [r.play.result for r in deepest],
@@ -331,7 +363,8 @@ class Engine:
             (replace(r, cubeful=v) for r, v in zip(deepest, values, strict=True)),
             key=lambda r: -(r.cubeful or 0.0),
         )
-        return ranked + [r for r in ranking if r.ply != ranking[0].ply]
+        chosen = {id(r) for r in deepest}
+        return ranked + [r for r in ranking if id(r) not in chosen]
 
     def noise(self, result: Position) -> float:
         """The level's deterministic noise for a play leading to ``result`` (0 without noise)."""
@@ -361,7 +394,7 @@ class Engine:
         cubeful equity of their probabilities, with the score's gammon values
         in match play (at double match point gammons count for nothing).
         """
-        if match is None and self.settings.noise <= 0.0:
+        if match is None and self.settings.noise <= 0.0 and self.settings.roller is None:
             return best_play(
                 position,
                 dice,
@@ -374,6 +407,8 @@ class Engine:
         ranking = self.rank_plays(position, dice, match)
         if not ranking:
             return None
+        if self.settings.noise <= 0.0:
+            return ranking[0].play  # the ranking's order: rollouts, then cubeful equity
         if match is None:
             values = [r.equity for r in ranking]
         else:

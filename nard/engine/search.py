@@ -180,7 +180,9 @@ class RankedPlay:
     ``LOSE_BACKGAMMON``) for the side that made the play, ``equity`` their
     cubeless equity, ``ply`` the depth they were computed at; ``cubeful`` the
     play's cubeful equity at a cube and score (money: per cube; match: gnubg's
-    normalised match equity, EMG) where the ranking was asked for one.
+    normalised match equity, EMG) where the ranking was asked for one;
+    ``trials`` the number of rollout trials behind ``probabilities`` when the
+    play was rolled out (:mod:`~nard.engine.roller`), after a search at ``ply``.
     """
 
     play: Play
@@ -188,6 +190,7 @@ class RankedPlay:
     equity: float
     ply: int
     cubeful: float | None = None
+    trials: int = 0
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from nard.engine.engine import (
 )
 from nard.engine.evaluator import FakeEvaluator
 from nard.engine.network import Network, NeuralEvaluator, PruningEvaluator, WeightsError
+from nard.engine.roller import ROLLER_PLAN
 from nard.engine.search import (
     DEFAULT_FILTER,
     WORLD_CLASS_FILTER,
@@ -41,8 +43,14 @@ def weights(tmp_path: Path) -> Path:
 
 
 def test_levels_follow_gnubg() -> None:
-    assert [lv.value for lv in Level] == ["beginner", "intermediate", "expert", "world-class"]
-    beginner, intermediate, expert, world = (LEVEL_SETTINGS[lv] for lv in Level)
+    assert [lv.value for lv in Level] == [
+        "beginner",
+        "intermediate",
+        "expert",
+        "world-class",
+        "roller",
+    ]
+    beginner, intermediate, expert, world, roller = (LEVEL_SETTINGS[lv] for lv in Level)
     assert (beginner.plies, beginner.noise, beginner.pip_cube) == (0, 0.060, True)
     assert (intermediate.plies, intermediate.noise, intermediate.pip_cube) == (0, 0.040, False)
     assert (expert.plies, expert.noise) == (0, 0.0)
@@ -51,6 +59,9 @@ def test_levels_follow_gnubg() -> None:
     # gnubg's normal 0-ply step, then its large 2-ply step's numbers at ply 1.
     assert WORLD_CLASS_FILTER.steps == (FilterStep(0, 8, 0.16), FilterStep(0, 4, 0.08))
     assert (world.prune_keep, expert.prune_keep) == (8, 0)
+    # the roller searches as world class, then rolls out its best candidates
+    assert replace(roller, roller=None) == world and roller.roller == ROLLER_PLAN
+    assert world.roller is None
 
 
 def test_world_class_prunes_with_the_shipped_pruning_network() -> None:
