@@ -46,8 +46,8 @@ from nard.core.position import Position
 from nard.engine.cube import CubeContext, CubeOwner, cube_decision
 from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.network import NeuralEvaluator
-from nard.engine.playout import play_games
 from nard.engine.search import evaluate_ply
+from nard.training.playout import play_games
 
 MATCH_LENGTH = 5
 MATCH_SCORES = (

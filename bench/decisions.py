@@ -41,7 +41,7 @@ from nard.engine.bearoff import is_bearoff
 from nard.engine.encoding import race_flags
 from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.network import NeuralEvaluator
-from nard.engine.playout import play_games
+from nard.training.playout import play_games
 
 # gnubg evaluates one position ID per line, side on roll, cubeless at PLIES.
 _JUDGE_SCRIPT = r"""

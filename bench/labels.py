@@ -37,7 +37,7 @@ from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.evaluator import cubeless_equity
 from nard.engine.network import NeuralEvaluator
 from nard.engine.search import evaluate_ply_boards
-from nard.engine.supervised import load_dataset
+from nard.training.dataset import load_dataset
 
 
 def main(argv: list[str] | None = None) -> int:

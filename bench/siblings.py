@@ -44,9 +44,9 @@ from nard.core.position import Position
 from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.evaluator import cubeless_equity
 from nard.engine.network import NeuralEvaluator, WeightsError
-from nard.engine.rollout import rollout_positions, sibling_plays
 from nard.engine.search import evaluate_ply_boards
-from nard.engine.supervised import Dataset, load_dataset, save_dataset
+from nard.training.dataset import Dataset, load_dataset, save_dataset
+from nard.training.rollout import rollout_positions, sibling_plays
 
 _CHUNK = 20  # rollout_dataset's default chunk of games
 

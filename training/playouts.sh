@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The playout generations of 2026-12-01 (late evening), from the V3 networks to
 # the shipped 256-hidden networks: self-play games labelled by their
-# luck-corrected outcomes (nard label --playout LAM, nard.engine.playout), then
+# luck-corrected outcomes (nard label --playout LAM, nard.training.playout), then
 # pooled fits. Every step is nard's own engine; gnubg plays no part.
 #
 #   training/playouts.sh V3.npz [WORKDIR]

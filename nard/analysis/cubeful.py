@@ -47,7 +47,7 @@ from nard.engine.cube import (
     play_equities,
 )
 from nard.engine.evaluator import Evaluator, cubeless_equity, evaluate_boards
-from nard.engine.playout import ROLL_WEIGHTS, one_ply_turn
+from nard.engine.luck import ROLL_WEIGHTS, one_ply_turn
 
 __all__ = ["CubefulStart", "cubeful_trials"]
 

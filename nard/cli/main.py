@@ -114,21 +114,22 @@ def _build_parser() -> argparse.ArgumentParser:
         )
     )
 
-    tr = sub.add_parser("train", help="train the neural evaluator by TD(lambda) self-play")
-    from nard.engine.train import add_arguments
+    from nard.training.cli import (
+        add_fit_arguments,
+        add_label_arguments,
+        add_prune_arguments,
+        add_train_arguments,
+    )
 
-    add_arguments(tr)
-
-    from nard.engine.supervised import add_fit_arguments, add_label_arguments
-
+    add_train_arguments(
+        sub.add_parser("train", help="train the neural evaluator by TD(lambda) self-play")
+    )
     add_label_arguments(
         sub.add_parser(
             "label", help="self-play positions labelled by n-ply search, playouts or rollouts"
         )
     )
     add_fit_arguments(sub.add_parser("fit", help="train the contact and race networks on datasets"))
-    from nard.engine.pruning import add_prune_arguments
-
     add_prune_arguments(
         sub.add_parser("prune", help="distil the pruning network of a search into a weights bundle")
     )
@@ -425,18 +426,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nard.cli.rollout import cmd_rollout
 
             return cmd_rollout(args)
-        if args.command == "train":
-            from nard.engine.train import run
+        if args.command in ("train", "label", "fit", "prune"):
+            from nard.training import cli as training
 
-            return run(args)
-        if args.command in ("label", "fit"):
-            from nard.engine import supervised
-
-            return (supervised.run_label if args.command == "label" else supervised.run_fit)(args)
-        if args.command == "prune":
-            from nard.engine.pruning import run_prune
-
-            return run_prune(args)
+            runs = {
+                "train": training.run_train,
+                "label": training.run_label,
+                "fit": training.run_fit,
+                "prune": training.run_prune,
+            }
+            return runs[args.command](args)
         if args.command in ("replay", "verify", "export"):
             from nard.cli import records
 

@@ -8,10 +8,12 @@
 - :mod:`~nard.engine.heuristic`: the hand-written player used by ``nard play``
   until the neural engine exists;
 - :mod:`~nard.engine.bearoff`: nard's exact one-sided bear-off database;
-- :mod:`~nard.engine.encoding`, :mod:`~nard.engine.network`,
-  :mod:`~nard.engine.train`: the neural evaluator's inputs, network and
-  TD(lambda) self-play training (``nard train``);
+- :mod:`~nard.engine.encoding`, :mod:`~nard.engine.network`: the neural
+  evaluator's inputs and networks (trained by :mod:`nard.training`, which the
+  engine does not import);
 - :mod:`~nard.engine.search`: 0/1/2-ply search with gnubg-style move filters;
+- :mod:`~nard.engine.luck`, :mod:`~nard.engine.rollout`: a roll's luck against
+  the 1-ply average, and the luck-corrected rollout trials of ``nard rollout``;
 - :mod:`~nard.engine.engine`: ``Engine(level=...)``, the one entry point for
   harnesses, the CLI (``nard hint``) and the server;
 - :mod:`~nard.engine.cube`: cube decisions for money (Janowski) and match play
@@ -68,7 +70,6 @@ from nard.engine.search import (
     evaluate_ply,
     rank_plays,
 )
-from nard.engine.train import TrainConfig, TrainingError, benchmark_vs_pubeval, train
 
 __all__ = [
     "DEFAULT_FILTER",
@@ -105,11 +106,8 @@ __all__ = [
     "RandomPlayer",
     "RankedPlay",
     "SearchPlayer",
-    "TrainConfig",
-    "TrainingError",
     "WeightsError",
     "bearoff_index",
-    "benchmark_vs_pubeval",
     "best_play",
     "cube_decision",
     "cube_efficiency",
@@ -125,5 +123,4 @@ __all__ = [
     "pip_count_cube",
     "play_game",
     "rank_plays",
-    "train",
 ]

@@ -45,7 +45,7 @@ that runs out of time keeps its 1-ply ranking rather than falling back to
 0-ply, which is why nard filters at ply 1 (see :class:`~nard.engine.search.MoveFilter`).
 Inside that search each roll's replies are ranked by the bundle's pruning
 network and only the best 8 are evaluated in full (gnubg's pruning nets;
-:class:`~nard.engine.search.Pruning`, :mod:`~nard.engine.pruning`): about half
+:class:`~nard.engine.search.Pruning`; fitted by :mod:`nard.training.pruning`): about half
 the time of a full 2-ply search, and the same play in 99% of decisions (with the
 wider step, a world class decision costs about gnubg 2-ply's CPU time). A
 bundle without a pruning network searches in full.

@@ -1,14 +1,11 @@
-"""Rollout labels: many luck-corrected trials from each position, truncated, averaged.
+"""Rollout trials: luck-corrected games from a position, cut after ``truncate`` turns.
 
-A playout label (:mod:`nard.engine.playout`) is one trial: the game that
-followed, with each roll's luck taken out against the network's 1-ply
-baseline. One trial is noisy (about 0.10 equity here), and at ``lam < 1``
-it leans on the network's own evaluations, whose bias it then keeps. A
-**rollout** averages many trials from the same position, the way gnubg's
-rollouts do, and stops each one after ``truncate`` turns, where the
-network's 1-ply value of the position reached closes the chain (a
-truncated rollout: the trials are shorter, and the luck of the turns after
-the cut never enters the label's noise).
+A **trial** plays on from a position, both sides taking each roll's best play
+at 0-ply, and is valued with each roll's luck taken out against the 1-ply
+baseline (:mod:`nard.engine.luck`), the way gnubg's rollouts reduce their
+variance; it stops after ``truncate`` turns, where the 1-ply value of the
+position reached closes the chain (a truncated rollout: the trials are
+shorter, and the luck of the turns after the cut never enters the result).
 
 For a trial from ``s_0`` that reaches ``s_T``::
 
@@ -20,30 +17,29 @@ with ``baseline_t`` the 1-ply value of ``s_t`` (every roll's best play at
 roll thrown, both from the view of the side on roll at ``s_t``; a trial
 whose game ends at turn ``e < T`` starts the chain at ``Y_e = baseline_e``
 (the play that ended it was valued exactly). Each correction
-``flip(Y_{t+1}) - chosen_t`` has mean zero for the network's 0-ply play, so
-the label estimates the value of the position under that play, up to the
-cut. Measured against gnubg 3-ply on 300 contact positions of the shipped
-networks' games (36 trials): the net's 0-ply is 0.053 rms away, its 2-ply
-0.040, gnubg's own 0-ply 0.037, a rollout cut at 8 turns **0.032** (docs/engine.md).
+``flip(Y_{t+1}) - chosen_t`` has mean zero for the 0-ply play, so ``Y_0``
+estimates the value of the position under that play, up to the cut.
 
 Every (position, trial) pair moves together, one evaluator call per turn
-for all of them, so a rollout costs ``trials * (truncate + 1)`` 1-ply
+for all of them, so ``trials`` trials cost ``trials * (truncate + 1)`` 1-ply
 steps per position, batched. Rolls come from :func:`quasi_random_dice`
-(``numpy.random.default_rng`` after the stratified first two); the same seed
-gives the same labels.
+(stratified first two rolls, then ``numpy.random.default_rng``); the same
+seed throws the same dice. ``nard rollout`` (:mod:`nard.analysis.rollout`)
+averages these trials over a roll's candidate plays or the cube;
+:mod:`nard.training.rollout` averages them into training labels
+(``nard label --rollout``).
 
 >>> from nard.core.position import Position
 >>> from nard.engine.evaluator import FakeEvaluator
 >>> race = Position.from_points({6: 3, 8: 4, 12: 2}, {6: 4, 9: 3, 11: 2})
->>> labels = rollout_labels(FakeEvaluator(), np.array([list(race)]), trials=4, truncate=3, seed=1)
->>> labels.shape, bool(((labels >= 0) & (labels <= 1)).all())
-((1, 5), True)
+>>> starts, rolls = np.array([list(race)] * 4), quasi_random_dice(1, 0, 4, 3)
+>>> trials = rollout_trials(FakeEvaluator(), starts, rolls, truncate=3)
+>>> trials.shape, bool((trials == rollout_trials(FakeEvaluator(), starts, rolls, 3)).all())
+((4, 5), True)
 """
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -51,27 +47,15 @@ import numpy.typing as npt
 
 from nard.core.dice import ALL_ROLLS
 from nard.engine import _kernels
-from nard.engine.evaluator import (
-    NUM_OUTPUTS,
-    Evaluator,
-    cubeless_equity,
-    evaluate_boards,
-    flip_probabilities,
-)
-from nard.engine.network import NeuralEvaluator
-from nard.engine.playout import ROLL_WEIGHTS, one_ply_turn, play_games
-from nard.engine.search import children, evaluate_ply_boards
-from nard.engine.supervised import Dataset, map_game_chunks
+from nard.engine.evaluator import NUM_OUTPUTS, Evaluator, flip_probabilities
+from nard.engine.luck import ROLL_WEIGHTS, one_ply_turn
+from nard.engine.search import evaluate_ply_boards
 
 __all__ = [
     "consistent",
     "group_seed",
     "quasi_random_dice",
-    "rollout_dataset",
-    "rollout_labels",
-    "rollout_positions",
     "rollout_trials",
-    "sibling_plays",
 ]
 
 _BATCH = 512
@@ -141,8 +125,8 @@ def rollout_trials(
     """One luck-corrected trial from each row of ``starts`` (side on roll, before it
     rolls), turn ``t`` of trial ``i`` thrown ``ALL_ROLLS[rolls[i, t]]``, cut at
     ``truncate`` turns: its five probabilities (the module docstring's ``Y_0``; a
-    finished game is its outcome). The trial machinery of :func:`rollout_labels`
-    (``nard label --rollout``) and of ``nard rollout``.
+    finished game is its outcome). The trial machinery of ``nard rollout`` and of
+    :func:`nard.training.rollout.rollout_labels` (``nard label --rollout``).
 
     >>> from nard.core.position import Position
     >>> from nard.engine.evaluator import FakeEvaluator
@@ -204,193 +188,6 @@ def quasi_random_dice(seed: int, first: int, count: int, turns: int) -> npt.NDAr
 
 
 def group_seed(seed: int, group: int) -> int:
-    """The dice seed of group ``group`` of a labelling rollout seeded ``seed``."""
+    """The dice seed of group ``group`` of a labelling rollout seeded ``seed``
+    (:func:`nard.training.rollout.rollout_labels`)."""
     return seed * 1_000_003 + group
-
-
-def rollout_labels(
-    evaluator: Evaluator,
-    boards: npt.NDArray[Any],
-    trials: int = 36,
-    truncate: int = 8,
-    seed: int = 0,
-    groups: npt.NDArray[Any] | None = None,
-) -> npt.NDArray[np.float32]:
-    """The five probabilities of each of ``boards`` (side on roll, before it rolls) by
-    a rollout of ``trials`` trials cut at ``truncate`` turns (module docstring).
-
-    The dice are :func:`quasi_random_dice`'s, as in ``nard rollout``: every first roll
-    equally often in each 36 trials. Rows with the same ``groups`` value are rolled
-    out on the same dice (trial
-    ``j`` of each throws the same rolls, as gnubg rolls out the candidate
-    plays of one decision): the dice's luck then falls alike on all of them,
-    and the differences between their labels are far less noisy than the
-    labels. By default every row is its own group."""
-    if trials < 1 or truncate < 0:
-        raise ValueError("trials >= 1 and truncate >= 0 are required")
-    boards = np.ascontiguousarray(boards, dtype=np.int64)
-    if groups is None:
-        groups = np.arange(len(boards))
-    if len(groups) != len(boards):
-        raise ValueError(f"{len(groups)} groups for {len(boards)} boards")
-    out = np.zeros((len(boards), NUM_OUTPUTS))
-    # A finished game (a side with no checker left) is its exact outcome.
-    over = _kernels.finished(boards)
-    if over.any():
-        out[over] = evaluate_ply_boards(boards[over], evaluator, 0)
-    live = np.flatnonzero(~over)
-    # The dice of every trial of every group, in the order the groups first appear.
-    _, first_seen, group_of = np.unique(groups[live], return_index=True, return_inverse=True)
-    order = np.argsort(np.argsort(first_seen))
-    # Group g's trials throw the quasi-random dice of ``nard rollout`` (seeded by
-    # seed and g): its first roll stratified over each 36 trials.
-    dice = (
-        np.stack(
-            [
-                quasi_random_dice(group_seed(seed, g), 0, trials, truncate)
-                for g in range(len(first_seen))
-            ]
-        )
-        if len(first_seen)
-        else np.zeros((0, trials, truncate), dtype=np.int64)
-    )
-    group_dice = dice[order[group_of.reshape(-1)]]
-    per_batch = max(1, _BATCH // trials)
-    for first in range(0, len(live), per_batch):
-        rows = live[first : first + per_batch]
-        pairs = np.repeat(boards[rows], trials, axis=0)
-        rolls = group_dice[first : first + per_batch].reshape(len(rows) * trials, truncate)
-        y = _rollout_batch(evaluator, pairs, rolls, truncate)
-        out[rows] = y.reshape(len(rows), trials, NUM_OUTPUTS).mean(axis=1)
-    labels: npt.NDArray[np.float32] = consistent(out).astype(np.float32)
-    return labels
-
-
-def rollout_positions(
-    evaluator: Evaluator, games: int, seed: int, share: float, random_play: float = 0.02
-) -> npt.NDArray[np.int8]:
-    """A seeded ``share`` of the positions of ``games`` self-play games at 0-ply (with
-    ``random_play`` of random plays): openings and pure bear-offs left out."""
-    played = play_games(evaluator, games, seed=seed, random_play=random_play)
-    keep = played.to_label()
-    keep &= np.random.default_rng([seed, 1]).random(len(played)) < share
-    picked: npt.NDArray[np.int8] = played.boards[keep]
-    return picked
-
-
-def sibling_plays(
-    evaluator: Evaluator,
-    boards: npt.NDArray[Any],
-    plays: int,
-    window: float,
-    seed: int,
-) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64]]:
-    """The candidate plays of one seeded roll from each of ``boards``: the ``plays``
-    best at 0-ply within ``window`` equity of the best, where at least two are.
-
-    Returns the positions they reach (seen from the opponent, on roll next) and,
-    for each, the row of ``boards`` it came from. These are the positions a
-    search weighs against each other; labelled on common dice
-    (:func:`rollout_labels` ``groups``), they teach the network the order of
-    one roll's plays, not only the level of a position.
-    """
-    if plays < 2 or window < 0:
-        raise ValueError("plays >= 2 and window >= 0 are required")
-    boards = np.ascontiguousarray(boards, dtype=np.int64)
-    n = len(boards)
-    if not n:
-        return np.zeros((0, 26), np.int8), np.zeros(0, np.int64)
-    kids, lengths = children(boards)
-    equity = -cubeless_equity(evaluate_boards(evaluator, kids))  # the mover's view
-    starts = (np.cumsum(lengths) - lengths).reshape(n, len(ALL_ROLLS))
-    counts = lengths.reshape(n, len(ALL_ROLLS))
-    rolls = np.random.default_rng([seed, 2]).choice(len(ALL_ROLLS), size=n, p=ROLL_WEIGHTS)
-    picked: list[npt.NDArray[np.int64]] = []
-    parents: list[npt.NDArray[np.int64]] = []
-    for i in range(n):
-        first, count = int(starts[i, rolls[i]]), int(counts[i, rolls[i]])
-        if count < 2:
-            continue
-        values = equity[first : first + count]
-        ranked = np.argsort(-values, kind="stable")[:plays]
-        ranked = ranked[values[ranked] >= values[ranked[0]] - window]
-        if len(ranked) >= 2:
-            picked.append(first + ranked)
-            parents.append(np.full(len(ranked), i, dtype=np.int64))
-    if not picked:
-        return np.zeros((0, 26), np.int8), np.zeros(0, np.int64)
-    rows = np.concatenate(picked)
-    return kids[rows].astype(np.int8), np.concatenate(parents)
-
-
-def _work(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    weights, games, seed, share, trials, truncate, random_play, siblings, window = args
-    evaluator = NeuralEvaluator.load(weights)
-    boards = rollout_positions(evaluator, games, seed, share, random_play)
-    groups = None
-    if siblings:
-        boards, groups = sibling_plays(evaluator, boards, siblings, window, seed)
-    labels = rollout_labels(evaluator, boards, trials, truncate, seed=seed, groups=groups)
-    return boards, labels, groups
-
-
-def rollout_dataset(
-    weights: str | Path,
-    games: int,
-    trials: int = 36,
-    truncate: int = 8,
-    share: float = 0.1,
-    seed: int = 0,
-    jobs: int = 1,
-    random_play: float = 0.02,
-    chunk: int = 20,
-    siblings: int = 0,
-    window: float = 0.12,
-) -> Dataset:
-    """A share ``share`` of the positions of ``games`` self-play games of the networks at
-    ``weights``, labelled by rollouts of ``trials`` trials cut at ``truncate`` turns;
-    chunks of ``chunk`` games over ``jobs`` processes (chunk ``i`` seeded
-    ``seed * 1_000_003 + i``, so the result does not depend on ``jobs``).
-
-    With ``siblings`` (2 or more), each position drawn is replaced by the
-    positions its ``siblings`` best plays of a seeded roll reach (within
-    ``window`` of the best: :func:`sibling_plays`), rolled out on common dice."""
-    if not 0.0 < share <= 1.0:
-        raise ValueError(f"share must be in (0, 1], not {share!r}")
-    if siblings == 1 or siblings < 0:
-        raise ValueError(f"siblings must be 0 (none) or at least 2, not {siblings!r}")
-    parts = map_game_chunks(
-        _work,
-        weights,
-        games,
-        seed,
-        jobs,
-        chunk,
-        share,
-        trials,
-        truncate,
-        random_play,
-        siblings,
-        window,
-    )
-    boards = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 26), np.int8)
-    targets = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 5), np.float32)
-    groups = None
-    if siblings:
-        # A chunk's groups are the rows of its positions drawn: set chunks apart.
-        firsts = np.cumsum([len(p[0]) for p in parts]) - np.array([len(p[0]) for p in parts])
-        groups = np.concatenate([p[2] + first for p, first in zip(parts, firsts, strict=True)])
-    info = {
-        "weights": Path(weights).name,
-        "games": games,
-        "labels": "rollout",
-        "trials": trials,
-        "truncate": truncate,
-        "share": share,
-        "seed": seed,
-        "random_play": random_play,
-        "siblings": siblings,
-        "window": window,
-        "made": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-    return Dataset(boards, targets, info, groups)

@@ -16,9 +16,9 @@ from nard.cli.main import main
 from nard.engine.cube import CubeContext, CubeOwner, match_context
 from nard.engine.engine import Engine
 from nard.engine.network import Network, WeightsError
-from nard.engine.playout import play_games
 from nard.notation import MatchState
 from nard.notation.match_id import CubeOwner as MatchCubeOwner
+from nard.training.playout import play_games
 
 START = "4HPwATDgc/ABMA"
 RACE = Position.from_points(

@@ -10,7 +10,7 @@ from nard.core import Position
 from nard.engine import Engine
 from nard.engine.cube import CubeContext, CubeOwner, cube_decision
 from nard.engine.engine import PRECHECK_MARGIN
-from nard.engine.playout import play_games
+from nard.training.playout import play_games
 
 CONTEXTS = (
     CubeContext(),

@@ -11,7 +11,7 @@ from nard.cli.main import main
 from nard.engine.encoding import RAW_INPUTS
 from nard.engine.engine import Engine
 from nard.engine.network import Network, Networks, NeuralEvaluator
-from nard.engine.pruning import fit_pruning, pruning_groups, top_k_recall
+from nard.training.pruning import fit_pruning, pruning_groups, top_k_recall
 
 EVALUATOR = NeuralEvaluator(Network.random(hidden=8, seed=3, scale=0.3))
 

@@ -19,7 +19,8 @@ plays ``benchmark_games`` games against pubeval with duplicate dice, the
 figure appended to a JSON-lines log beside the checkpoint
 (:func:`log_path`). All randomness comes from ``random.Random(seed)`` (dice)
 and ``numpy.random.default_rng(seed)`` (initial weights): a run resumed from a
-checkpoint ends exactly where the uninterrupted run does.
+checkpoint ends exactly where the uninterrupted run does. ``nard train``
+(:func:`nard.training.cli.run_train`) runs it from the command line.
 
 >>> import tempfile, pathlib
 >>> with tempfile.TemporaryDirectory() as d:
@@ -30,14 +31,12 @@ checkpoint ends exactly where the uninterrupted run does.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import random
-import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +46,7 @@ import numpy.typing as npt
 from nard.core.errors import NardError
 from nard.core.position import Position
 from nard.engine.encoding import OPPONENT_OFF_INPUT, encode, swap_sides
-from nard.engine.evaluator import (
-    NUM_OUTPUTS,
-    outcome_probabilities,
-)
+from nard.engine.evaluator import NUM_OUTPUTS, outcome_probabilities
 from nard.engine.network import Network, NeuralEvaluator, read_npz, write_npz_atomic
 from nard.engine.player import EvaluatorPlayer, play_game
 from nard.engine.pubeval import PubevalPlayer
@@ -63,12 +59,9 @@ __all__ = [
     "TrainProgress",
     "TrainSummary",
     "TrainingError",
-    "add_arguments",
     "benchmark_vs_pubeval",
     "load_checkpoint",
     "log_path",
-    "main",
-    "run",
     "train",
 ]
 
@@ -483,66 +476,3 @@ def train(
     return TrainSummary(
         played, session, time.perf_counter() - start, training_seconds, trainer.plies
     )
-
-
-# -- command line -------------------------------------------------------------------------
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``nard train`` (also ``python -m nard.engine.train``)."""
-    defaults = TrainConfig()
-    parser.add_argument("checkpoint", help="checkpoint file (.npz); resumed when it exists")
-    parser.add_argument("--games", type=int, required=True, help="total games to reach")
-    for field in fields(TrainConfig):
-        value = getattr(defaults, field.name)
-        parser.add_argument(
-            "--" + field.name.replace("_", "-"),
-            type=type(value),
-            default=value,
-            help=f"(default {value})",
-        )
-    parser.add_argument("--quiet", action="store_true", help="no progress line")
-
-
-def run(args: argparse.Namespace, out: Any = None) -> int:
-    """Run ``nard train`` with parsed ``args``; progress goes to ``out`` (stderr)."""
-    stream = sys.stderr if out is None else out
-    config = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
-
-    def show(p: TrainProgress) -> None:
-        if p.benchmark is not None:
-            stream.write(
-                f"\rgames {p.games}: {p.benchmark.ppg:+.3f} ppg vs pubeval "
-                f"(+/- {p.benchmark.ci95:.3f}, {p.benchmark.games} games)\n"
-            )
-        if not args.quiet and (p.session_games % 10 == 0 or p.games == p.target):
-            pct = 100.0 * p.games / p.target if p.target else 100.0
-            stream.write(
-                f"\r{p.games}/{p.target} games ({pct:.1f}%), {p.games_per_second:.1f} games/s"
-            )
-        stream.flush()
-
-    summary = train(config, args.checkpoint, args.games, progress=show)
-    stream.write(
-        f"\n{summary.session_games} games in {summary.seconds:.1f} s "
-        f"({summary.games_per_second:.1f} games/s of self-play); "
-        f"{summary.games} in all, checkpoint {args.checkpoint}\n"
-    )
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m nard.engine.train CHECKPOINT --games N [options]``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m nard.engine.train", description="TD(lambda) self-play training."
-    )
-    add_arguments(parser)
-    try:
-        return run(parser.parse_args(argv))
-    except NardError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

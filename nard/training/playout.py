@@ -6,7 +6,8 @@ supervised generations on such labels level off. Game outcomes do not share
 those errors, but a single outcome is mostly dice luck. This module plays
 self-play games to the end and labels **every position of every game** with
 an outcome from which the luck is taken out, the variance-reduction of
-rollouts (ENGINE-NOTES section 4) applied along the games themselves:
+rollouts (ENGINE-NOTES section 4, :mod:`nard.engine.luck`) applied along the
+games themselves:
 
 At each turn ``t`` the side on roll at ``s_t`` evaluates every roll's best
 play at 0-ply (a 1-ply evaluation): ``baseline_t`` is their average over the
@@ -32,6 +33,7 @@ game (an opening roll cannot be a double) and pure bear-offs (exact in the
 database) are not labelled. One turn costs one 1-ply evaluation, about as much
 as a 1-ply label, and labels ~60 positions per game.
 
+>>> from nard.core.position import Position
 >>> from nard.engine.evaluator import FakeEvaluator
 >>> race = Position.from_points({6: 3, 8: 4, 12: 2}, {6: 4, 9: 3, 11: 2})
 >>> games = play_games(FakeEvaluator(), 2, seed=1, start=race)
@@ -56,27 +58,18 @@ import numpy.typing as npt
 from nard.core.dice import ALL_ROLLS
 from nard.core.position import Position
 from nard.engine.bearoff import bearoff_rows
-from nard.engine.evaluator import (
-    NUM_OUTPUTS,
-    Evaluator,
-    cubeless_equity,
-    evaluate_boards,
-    flip_probabilities,
-)
+from nard.engine.evaluator import NUM_OUTPUTS, Evaluator, flip_probabilities
+from nard.engine.luck import ROLL_WEIGHTS, one_ply_turn
 from nard.engine.network import NeuralEvaluator, write_npz_atomic
-from nard.engine.search import ROLL_COUNTS, _best_in_groups, children
-from nard.engine.supervised import Dataset, map_game_chunks, read_checked_npz
+from nard.training.dataset import Dataset, map_game_chunks, read_checked_npz
 
 __all__ = [
     "GAMES_FORMAT",
-    "ROLL_WEIGHTS",
     "PlayedGames",
     "load_games",
-    "one_ply_turn",
     "play_games",
     "play_games_with",
     "playout_dataset",
-    "roll_luck",
     "save_games",
 ]
 
@@ -84,8 +77,6 @@ GAMES_FORMAT = "nard-playouts-1"
 """The format tag of a file of played-out games (:func:`save_games`)."""
 
 _OPENING_WEIGHTS = np.array([0.0 if a == b else 2.0 for a, b in ALL_ROLLS]) / 30.0
-ROLL_WEIGHTS = ROLL_COUNTS / 36.0
-"""The probability of each roll of :data:`~nard.core.dice.ALL_ROLLS`."""
 
 
 @dataclass(frozen=True)
@@ -139,46 +130,6 @@ class PlayedGames:
                 following = flip_probabilities(y) - chosen[t - 1]
         np.clip(out, 0.0, 1.0, out=out)
         return out
-
-
-def one_ply_turn(evaluator: Evaluator, boards: npt.NDArray[np.int64]) -> tuple[Any, ...]:
-    """One turn's look at every roll of each of ``boards`` (side on roll, before it rolls).
-
-    Returns ``(kids, lengths, probs, best, mover, baseline)``: every roll's
-    distinct children and their counts per (board, roll) (:func:`children`),
-    the children's 0-ply probabilities (each seen from its side on roll), the
-    index in ``kids`` of each roll's best play ``(n, 21)``, that play's
-    probabilities from the mover's view ``(n, 21, 5)``, and their average over
-    the 36 rolls, the 1-ply ``baseline`` ``(n, 5)``.
-    """
-    n = len(boards)
-    kids, lengths = children(boards)
-    probs = evaluate_boards(evaluator, kids)
-    best = _best_in_groups(cubeless_equity(probs), lengths).reshape(n, len(ALL_ROLLS))
-    mover = flip_probabilities(probs[best]).reshape(n, len(ALL_ROLLS), NUM_OUTPUTS)
-    baseline = np.einsum("r,nrk->nk", ROLL_WEIGHTS, mover)
-    return kids, lengths, probs, best, mover, baseline
-
-
-def roll_luck(evaluator: Evaluator, position: Position, dice: tuple[int, int]) -> float:
-    """The luck of ``dice`` to the side on roll at ``position``, in its cubeless points.
-
-    ``E(r) - B``: the 0-ply equity (mover's view) of the best play of roll ``r``,
-    less the average of that over the 36 rolls (the position's 1-ply value by
-    :func:`one_ply_turn`). Over the 36 rolls it averages exactly zero, so a
-    game's result less the luck of every roll in it has the result's mean,
-    whoever played and however wrong ``evaluator`` is: the variance reduction
-    of the playout labels above, used by ``bench/strength.py --luck`` to
-    measure duels.
-
-    >>> from nard.engine.evaluator import FakeEvaluator
-    >>> luck = [roll_luck(FakeEvaluator(), Position(), r) for r in ALL_ROLLS]
-    >>> abs(float(np.dot(ROLL_WEIGHTS, luck))) < 1e-12
-    True
-    """
-    *_, mover, baseline = one_ply_turn(evaluator, np.array([list(position)], dtype=np.int64))
-    roll = ALL_ROLLS.index((max(dice), min(dice)))
-    return float(cubeless_equity(mover[0, roll]) - cubeless_equity(baseline[0]))
 
 
 def _play_batch(
@@ -344,7 +295,7 @@ def load_games(path: str | Path) -> PlayedGames:
 
 
 def playout_dataset(games: PlayedGames, lam: float) -> Dataset:
-    """A :class:`~nard.engine.supervised.Dataset` of ``games``' labels at ``lam``: every
+    """A :class:`~nard.training.dataset.Dataset` of ``games``' labels at ``lam``: every
     turn but the openings and pure bear-offs."""
     labels = games.labels(lam)
     keep = games.to_label()

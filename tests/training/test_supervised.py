@@ -16,19 +16,17 @@ from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.evaluator import FakeEvaluator
 from nard.engine.network import Network, Networks, NeuralEvaluator
 from nard.engine.search import evaluate_ply
-from nard.engine.supervised import (
+from nard.training.cli import add_label_arguments, run_fit, run_label
+from nard.training.dataset import (
     Dataset,
     DatasetError,
-    add_label_arguments,
     collect_positions,
-    fit,
     label_positions,
     load_dataset,
     make_dataset,
-    run_fit,
-    run_label,
     save_dataset,
 )
+from nard.training.fitting import fit
 
 
 def test_collected_positions_are_live_and_seeded() -> None:

@@ -13,14 +13,14 @@ import pytest
 from nard.core.position import Position
 from nard.engine.encoding import encode
 from nard.engine.network import Network, WeightsError
-from nard.engine.train import (
+from nard.training.cli import main
+from nard.training.td import (
     TDTrainer,
     TrainConfig,
     TrainingError,
     benchmark_vs_pubeval,
     load_checkpoint,
     log_path,
-    main,
     train,
 )
 

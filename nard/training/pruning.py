@@ -7,14 +7,15 @@ few in full; nard does the same (:class:`~nard.engine.search.Pruning`). nard's
 pruning network is a small MLP (:class:`~nard.engine.network.Network`) on the
 raw inputs (:data:`~nard.engine.encoding.RAW_INPUTS`: no features, which cost
 four fifths of the full encoding), stored in the weights bundle as ``pruning``
-(:attr:`~nard.engine.network.Networks.pruning`) and made by ``nard prune``:
+(:attr:`~nard.engine.network.Networks.pruning`) and made by ``nard prune``
+(:func:`nard.training.cli.run_prune`):
 
 1. :func:`pruning_groups`: self-play games of the full networks at 0-ply; from
    ``positions`` of their positions, drawn at random, every roll's distinct
    plays (:func:`~nard.engine.search.children`), each group labelled with the
    full evaluator's own 0-ply probabilities;
 2. :func:`fit_pruning`: the small network fitted to them
-   (:func:`~nard.engine.supervised.fit`, cross-entropy plus ``relative`` times
+   (:func:`~nard.training.fitting.fit`, cross-entropy plus ``relative`` times
    the square error of each play's equity relative to its group's: the order
    within a roll is what the pruning needs).
 
@@ -31,28 +32,20 @@ does on groups it was not fitted on.
 
 from __future__ import annotations
 
-import argparse
 import random
-import sys
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from nard.core.errors import NardError
 from nard.engine.encoding import RAW_INPUTS, encode_raw_boards
 from nard.engine.evaluator import Evaluator, cubeless_equity, evaluate_boards
-from nard.engine.network import Network, Networks, NeuralEvaluator, PruningEvaluator
+from nard.engine.network import Network, PruningEvaluator
 from nard.engine.search import children
-from nard.engine.supervised import collect_positions, fit
+from nard.training.dataset import collect_positions
+from nard.training.fitting import fit
 
-__all__ = [
-    "add_prune_arguments",
-    "fit_pruning",
-    "pruning_groups",
-    "run_prune",
-    "top_k_recall",
-]
+__all__ = ["fit_pruning", "pruning_groups", "top_k_recall"]
 
 Groups = tuple[npt.NDArray[np.int8], npt.NDArray[np.int64], npt.NDArray[np.float32]]
 
@@ -132,58 +125,3 @@ def top_k_recall(network: Network, groups: Groups, keep: int) -> tuple[float, fl
     if not counted:
         return 0.0, 0.0
     return missed / counted, cost / counted
-
-
-# -- command line -------------------------------------------------------------------------
-
-
-def add_prune_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``nard prune``."""
-    parser.add_argument("weights", help="the networks' bundle: the pruning network is added")
-    parser.add_argument("--out", help="write the bundle here instead of over WEIGHTS")
-    parser.add_argument("--games", type=int, default=150, help="self-play games per set")
-    parser.add_argument(
-        "--positions", type=int, default=2500, help="positions drawn from each set's games"
-    )
-    parser.add_argument("--sets", type=int, default=2, help="sets of games fitted on")
-    parser.add_argument("--hidden", type=int, default=64, help="hidden units (default 64)")
-    parser.add_argument("--epochs", type=int, default=15)
-    parser.add_argument("--relative", type=float, default=10.0, help="weight of the order term")
-    parser.add_argument("--keep", type=int, default=8, help="replies kept, for the report")
-    parser.add_argument("--seed", type=int, default=1)
-
-
-def run_prune(args: argparse.Namespace, out: Any = None) -> int:
-    """Run ``nard prune``: distil a pruning network from the bundle's networks and
-    write the bundle with it; report its recall on a further, held-out set."""
-    stream = sys.stderr if out is None else out
-    if min(args.games, args.positions, args.sets, args.hidden, args.epochs, args.keep) < 1:
-        raise NardError("--games, --positions, --sets, --hidden, --epochs and --keep must be >= 1")
-    nets = Networks.load(args.weights)
-    evaluator = NeuralEvaluator.load(args.weights)
-    sets = [
-        pruning_groups(evaluator, args.games, args.positions, args.seed + k)
-        for k in range(args.sets + 1)
-    ]
-    held_out = sets.pop()
-    boards = np.concatenate([s[0] for s in sets])
-    lengths = np.concatenate([s[1] for s in sets])
-    targets = np.concatenate([s[2] for s in sets])
-    stream.write(f"{len(boards)} plays in {len(lengths)} groups\n")
-    network = fit_pruning(
-        (boards, lengths, targets),
-        hidden=args.hidden,
-        epochs=args.epochs,
-        relative=args.relative,
-        seed=args.seed,
-        log=stream,
-    )
-    missed, cost = top_k_recall(network, held_out, args.keep)
-    stream.write(
-        f"held out ({len(held_out[1])} groups), keeping {args.keep}: the best play left out "
-        f"in {100 * missed:.2f}% of groups, {1000 * cost:.3f} thousandths of equity per group\n"
-    )
-    target = args.out or args.weights
-    Networks(nets.contact, nets.race, nets.crashed, network).save(target)
-    stream.write(f"networks written to {target}\n")
-    return 0

@@ -1,0 +1,383 @@
+"""The training commands: ``nard train``, ``nard label``, ``nard fit`` and ``nard prune``.
+
+Each command is a pair: ``add_*_arguments(parser)`` declares its options on a
+parser of :mod:`nard.cli.main`, ``run_*(args, out)`` runs it with the parsed
+arguments, its progress written to ``out`` (stderr). Bad input raises a
+:class:`~nard.core.errors.NardError` (``DatasetError``, ``TrainingError``),
+which ``nard`` prints as one line. ``python -m nard.training.cli`` is
+``nard train`` on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from nard.core.errors import NardError
+from nard.engine.encoding import crashed_flags, encode_boards, race_flags
+from nard.engine.network import NET_CLASSES, Network, Networks, NeuralEvaluator
+from nard.training.dataset import DatasetError, load_dataset, make_dataset, save_dataset
+from nard.training.fitting import fit
+from nard.training.playout import play_games_with, playout_dataset
+from nard.training.pruning import fit_pruning, pruning_groups, top_k_recall
+from nard.training.rollout import rollout_dataset
+from nard.training.td import TrainConfig, TrainProgress, train
+
+__all__ = [
+    "add_fit_arguments",
+    "add_label_arguments",
+    "add_prune_arguments",
+    "add_train_arguments",
+    "main",
+    "run_fit",
+    "run_label",
+    "run_prune",
+    "run_train",
+]
+
+
+# -- nard train ---------------------------------------------------------------------------
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``nard train`` (also ``python -m nard.training.cli``)."""
+    defaults = TrainConfig()
+    parser.add_argument("checkpoint", help="checkpoint file (.npz); resumed when it exists")
+    parser.add_argument("--games", type=int, required=True, help="total games to reach")
+    for field in fields(TrainConfig):
+        value = getattr(defaults, field.name)
+        parser.add_argument(
+            "--" + field.name.replace("_", "-"),
+            type=type(value),
+            default=value,
+            help=f"(default {value})",
+        )
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+
+
+def run_train(args: argparse.Namespace, out: Any = None) -> int:
+    """Run ``nard train`` with parsed ``args``; progress goes to ``out`` (stderr)."""
+    stream = sys.stderr if out is None else out
+    config = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
+
+    def show(p: TrainProgress) -> None:
+        if p.benchmark is not None:
+            stream.write(
+                f"\rgames {p.games}: {p.benchmark.ppg:+.3f} ppg vs pubeval "
+                f"(+/- {p.benchmark.ci95:.3f}, {p.benchmark.games} games)\n"
+            )
+        if not args.quiet and (p.session_games % 10 == 0 or p.games == p.target):
+            pct = 100.0 * p.games / p.target if p.target else 100.0
+            stream.write(
+                f"\r{p.games}/{p.target} games ({pct:.1f}%), {p.games_per_second:.1f} games/s"
+            )
+        stream.flush()
+
+    summary = train(config, args.checkpoint, args.games, progress=show)
+    stream.write(
+        f"\n{summary.session_games} games in {summary.seconds:.1f} s "
+        f"({summary.games_per_second:.1f} games/s of self-play); "
+        f"{summary.games} in all, checkpoint {args.checkpoint}\n"
+    )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m nard.training.cli CHECKPOINT --games N [options]``: ``nard train``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m nard.training.cli", description="TD(lambda) self-play training."
+    )
+    add_train_arguments(parser)
+    try:
+        return run_train(parser.parse_args(argv))
+    except NardError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+# -- nard label and nard fit ---------------------------------------------------------------
+
+
+def add_label_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``nard label``."""
+    parser.add_argument("dataset", help="dataset file to write (.npz)")
+    parser.add_argument("--weights", required=True, help="networks that play and label")
+    parser.add_argument("--games", type=int, required=True, help="self-play games")
+    parser.add_argument("--plies", type=int, default=1, help="search depth of the labels")
+    parser.add_argument(
+        "--playout",
+        type=float,
+        metavar="LAM",
+        help="label every turn of the games by its luck-corrected outcome at lambda LAM "
+        "(nard.training.playout) instead of by search",
+    )
+    parser.add_argument(
+        "--rollout",
+        type=int,
+        metavar="TRIALS",
+        help="label a share of the games' positions by rollouts of TRIALS luck-corrected "
+        "trials each (nard.training.rollout) instead of by search",
+    )
+    parser.add_argument(
+        "--truncate", type=int, default=8, help="turns a rollout trial plays (default 8)"
+    )
+    parser.add_argument(
+        "--share",
+        type=float,
+        default=0.1,
+        help="share of the games' positions rolled out (default 0.1)",
+    )
+    parser.add_argument(
+        "--siblings",
+        type=int,
+        default=0,
+        metavar="K",
+        help="with --rollout: roll out, on common dice, the positions the K best plays "
+        "of a seeded roll reach from each position drawn, instead of the position",
+    )
+    parser.add_argument(
+        "--window",
+        type=float,
+        default=0.12,
+        help="with --siblings: plays within this equity of the best (default 0.12)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1, help="processes")
+    parser.add_argument(
+        "--random-play",
+        type=float,
+        help="share of random plays (default 0.05; 0.02 with --playout or --rollout)",
+    )
+
+
+def run_label(args: argparse.Namespace, out: Any = None) -> int:
+    """Run ``nard label``."""
+    stream = sys.stderr if out is None else out
+    if args.games < 1 or args.plies < 0 or args.jobs < 1:
+        raise DatasetError("--games and --jobs must be positive, --plies at least 0")
+    if args.playout is not None and not 0.0 <= args.playout <= 1.0:
+        raise DatasetError(f"--playout takes a lambda in [0, 1], not {args.playout}")
+    if args.random_play is not None and not 0.0 <= args.random_play <= 1.0:
+        raise DatasetError(f"--random-play takes a share in [0, 1], not {args.random_play}")
+    if args.rollout is not None:
+        if args.playout is not None:
+            raise DatasetError("--rollout and --playout are two kinds of label: give one")
+        if args.rollout < 1 or args.truncate < 0 or not 0.0 < args.share <= 1.0:
+            raise DatasetError(
+                "--rollout takes at least 1 trial, --truncate at least 0 turns, "
+                "--share a share in (0, 1]"
+            )
+        if args.siblings == 1 or args.siblings < 0 or args.window < 0:
+            raise DatasetError("--siblings takes 0 or at least 2 plays, --window at least 0")
+    elif args.siblings:
+        raise DatasetError("--siblings goes with --rollout")
+    t = time.perf_counter()
+    if args.rollout is not None:
+        random_play = 0.02 if args.random_play is None else args.random_play
+        dataset = rollout_dataset(
+            args.weights,
+            args.games,
+            args.rollout,
+            args.truncate,
+            args.share,
+            args.seed,
+            args.jobs,
+            random_play,
+            siblings=args.siblings,
+            window=args.window,
+        )
+        how = f"by rollouts of {args.rollout} trials cut at {args.truncate} turns"
+        if args.siblings:
+            how += f", {args.siblings} sibling plays on common dice"
+    elif args.playout is None:
+        random_play = 0.05 if args.random_play is None else args.random_play
+        dataset = make_dataset(
+            args.weights, args.games, args.plies, args.seed, args.jobs, random_play
+        )
+        how = f"at {args.plies}-ply"
+    else:
+        random_play = 0.02 if args.random_play is None else args.random_play
+        played = play_games_with(args.weights, args.games, args.seed, args.jobs, random_play)
+        dataset = playout_dataset(played, args.playout)
+        how = f"by playout at lambda {args.playout}"
+    save_dataset(dataset, args.dataset)
+    secs = time.perf_counter() - t
+    stream.write(
+        f"{len(dataset)} positions ({int(dataset.is_race().sum())} races) from {args.games} "
+        f"games, labelled {how} in {secs:.0f} s: {args.dataset}\n"
+    )
+    return 0
+
+
+def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``nard fit``."""
+    parser.add_argument("weights", help="networks file to write (.npz, every class)")
+    parser.add_argument("--data", nargs="+", required=True, help="dataset files")
+    parser.add_argument("--init", help="networks to start from (default: random weights)")
+    parser.add_argument(
+        "--classes",
+        nargs="+",
+        default=["contact", "race"],
+        help="networks to fit: contact, race, crashed (default: contact race)",
+    )
+    parser.add_argument(
+        "--hidden",
+        type=int,
+        default=80,
+        help="hidden units of new networks; a smaller --init network is widened to it",
+    )
+    parser.add_argument(
+        "--relative",
+        type=float,
+        default=0.0,
+        metavar="WEIGHT",
+        help="weight of the order of one roll's plays in the loss, for datasets with "
+        "groups (nard label --siblings); default 0",
+    )
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def run_fit(args: argparse.Namespace, out: Any = None) -> int:
+    """Run ``nard fit``: train each class's network on its positions of the datasets.
+
+    ``contact`` trains on every contact position (crashed ones included, so it
+    stays a whole contact net), ``race`` on the races, ``crashed`` on the crashed
+    positions only (:func:`~nard.engine.encoding.crashed_flags`), starting from
+    the ``--init`` crashed net or, without one, from a copy of the contact net.
+    Networks of ``--init`` that are not fitted are kept as they are, its pruning
+    network too (``nard prune`` makes a new one).
+    """
+    stream = sys.stderr if out is None else out
+    for name in args.classes:
+        if name not in NET_CLASSES:
+            raise DatasetError(f"unknown network class {name!r}: one of {', '.join(NET_CLASSES)}")
+    if args.relative < 0:
+        raise DatasetError(f"--relative takes a weight of at least 0, not {args.relative}")
+    parts = [load_dataset(p) for p in args.data]
+    boards = np.concatenate([d.boards for d in parts])
+    targets = np.concatenate([d.targets for d in parts])
+    # Each file's groups, renumbered apart from every other file's; -1: a row alone.
+    groups = np.full(len(boards), -1, dtype=np.int64)
+    row = next_group = 0
+    for d in parts:
+        if d.groups is not None and len(d):
+            _, renumbered = np.unique(d.groups, return_inverse=True)
+            groups[row : row + len(d)] = renumbered.reshape(-1) + next_group
+            next_group += int(renumbered.max()) + 1
+        row += len(d)
+    if args.relative and next_group == 0:
+        raise DatasetError("--relative needs datasets with groups (nard label --siblings)")
+    del parts
+    race = race_flags(boards)
+    start = Networks.load(args.init) if args.init else None
+    nets: dict[str, Network] = {}
+    if start is not None:
+        nets = dict(start.by_class())
+        nets.setdefault("race", start.contact.copy())
+    for name in args.classes:
+        if name == "race":
+            rows = race
+        elif name == "crashed":
+            rows = crashed_flags(boards)
+        else:
+            rows = ~race
+        init = nets.get(name)
+        if init is None and name == "crashed" and "contact" in nets:
+            init = nets["contact"].copy()
+        if init is None:
+            init = Network.random(args.hidden, seed=args.seed)
+        if init.hidden < args.hidden:
+            init = init.widened(args.hidden, seed=args.seed)
+        stream.write(f"{name}: {int(rows.sum())} positions, {init!r}\n")
+        # Each class's inputs are encoded on their own: millions of positions'
+        # inputs take gigabytes.
+        result = fit(
+            encode_boards(boards[rows]),
+            targets[rows],
+            init,
+            epochs=args.epochs,
+            learning_rate=args.learning_rate,
+            batch=args.batch,
+            seed=args.seed,
+            log=stream,
+            groups=groups[rows],
+            relative=args.relative,
+        )
+        nets[name] = result.network
+    if "contact" not in nets:
+        raise DatasetError("no contact network: fit the contact class or give --init")
+    pruning = start.pruning if start is not None else None
+    if pruning is not None:
+        # It only ranks replies for the search; `nard prune` distils a new one.
+        stream.write("the pruning network of --init is kept as it is\n")
+    Networks(nets["contact"], nets.get("race"), nets.get("crashed"), pruning).save(args.weights)
+    stream.write(f"networks written to {args.weights}\n")
+    return 0
+
+
+# -- nard prune ---------------------------------------------------------------------------
+
+
+def add_prune_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``nard prune``."""
+    parser.add_argument("weights", help="the networks' bundle: the pruning network is added")
+    parser.add_argument("--out", help="write the bundle here instead of over WEIGHTS")
+    parser.add_argument("--games", type=int, default=150, help="self-play games per set")
+    parser.add_argument(
+        "--positions", type=int, default=2500, help="positions drawn from each set's games"
+    )
+    parser.add_argument("--sets", type=int, default=2, help="sets of games fitted on")
+    parser.add_argument("--hidden", type=int, default=64, help="hidden units (default 64)")
+    parser.add_argument("--epochs", type=int, default=15)
+    parser.add_argument("--relative", type=float, default=10.0, help="weight of the order term")
+    parser.add_argument("--keep", type=int, default=8, help="replies kept, for the report")
+    parser.add_argument("--seed", type=int, default=1)
+
+
+def run_prune(args: argparse.Namespace, out: Any = None) -> int:
+    """Run ``nard prune``: distil a pruning network from the bundle's networks and
+    write the bundle with it; report its recall on a further, held-out set."""
+    stream = sys.stderr if out is None else out
+    if min(args.games, args.positions, args.sets, args.hidden, args.epochs, args.keep) < 1:
+        raise NardError("--games, --positions, --sets, --hidden, --epochs and --keep must be >= 1")
+    nets = Networks.load(args.weights)
+    evaluator = NeuralEvaluator.load(args.weights)
+    sets = [
+        pruning_groups(evaluator, args.games, args.positions, args.seed + k)
+        for k in range(args.sets + 1)
+    ]
+    held_out = sets.pop()
+    boards = np.concatenate([s[0] for s in sets])
+    lengths = np.concatenate([s[1] for s in sets])
+    targets = np.concatenate([s[2] for s in sets])
+    stream.write(f"{len(boards)} plays in {len(lengths)} groups\n")
+    network = fit_pruning(
+        (boards, lengths, targets),
+        hidden=args.hidden,
+        epochs=args.epochs,
+        relative=args.relative,
+        seed=args.seed,
+        log=stream,
+    )
+    missed, cost = top_k_recall(network, held_out, args.keep)
+    stream.write(
+        f"held out ({len(held_out[1])} groups), keeping {args.keep}: the best play left out "
+        f"in {100 * missed:.2f}% of groups, {1000 * cost:.3f} thousandths of equity per group\n"
+    )
+    target = args.out or args.weights
+    Networks(nets.contact, nets.race, nets.crashed, network).save(target)
+    stream.write(f"networks written to {target}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
