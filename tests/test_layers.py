@@ -137,3 +137,59 @@ def test_an_engine_importing_training_is_caught(source: str, where: str) -> None
     imports = _imported(ast.parse(source), "nard.engine.example")
     bad = _violations([(path, "nard.engine.example", imports)])
     assert len(bad) == 1 and "imports nard.training" in bad[0], where
+
+
+def _cycles(modules: list[tuple[Path, str, list[tuple[int, str]]]], prefix: str) -> list[str]:
+    """The import cycles among the modules whose names start with ``prefix``
+    (lazy imports included), each as ``a -> b -> ... -> a``."""
+    names = {dotted for _, dotted, _ in modules}
+    graph = {
+        dotted: sorted(
+            {name for _, name in imports if name in names and name.startswith(prefix)} - {dotted}
+        )
+        for _, dotted, imports in modules
+        if dotted.startswith(prefix)
+    }
+    found: list[str] = []
+    state: dict[str, int] = {}  # 1 on the current path, 2 finished
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in graph.get(node, []):
+            if state.get(nxt) == 1:
+                found.append(" -> ".join([*path[path.index(nxt) :], nxt]))
+            elif nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return found
+
+
+# (nard.analysis.stats names analyse's types for the type checker only, a circle
+# that never runs, so the analysis is not checked here.)
+@pytest.mark.parametrize("package", ["nard.engine.", "nard.training."])
+def test_no_module_imports_itself_in_a_circle(package: str) -> None:
+    cycles = _cycles(MODULES, package)
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_a_circle_is_caught() -> None:
+    # the circle nard.engine had (supervised -> rollout -> supervised, lazily)
+    sources = {
+        "nard.training.supervised": "def run():\n    from nard.training.rollout import x\n",
+        "nard.training.rollout": "from nard.training.supervised import Dataset\n",
+        "nard.training.fitting": "from nard.training.supervised import Dataset\n",
+    }
+    modules = [
+        (PACKAGE / "training" / f"{n.rsplit('.', 1)[1]}.py", n, _imported(ast.parse(s), n))
+        for n, s in sources.items()
+    ]
+    assert _cycles(modules, "nard.training.") == [
+        "nard.training.supervised -> nard.training.rollout -> nard.training.supervised"
+    ]
