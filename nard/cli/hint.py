@@ -67,6 +67,7 @@ def _print_plays(
             "play": pos.format_play(r.play),
             "position_id": r.play.result.position_id(),
             "ply": r.ply,
+            "trials": r.trials,
             "equity": r.equity,
             "cubeful_equity": r.cubeful,
             "difference": shown(r) - best,
@@ -89,8 +90,9 @@ def _print_plays(
     width = max(28, max(len(str(row["play"])) for row in rows))
     for row, r in zip(rows, ranking, strict=True):
         diff = "" if row["rank"] == 1 else f" ({shown(r) - best:+.3f})"
-        label = f"{'Cubeful' if r.cubeful is not None else 'Cubeless'} {r.ply}-ply"
-        print(f"{row['rank']:5}. {label:<15} {row['play']:<{width}} Eq.: {shown(r):+.3f}{diff}")
+        depth = f"R {r.trials}" if r.trials else f"{r.ply}-ply"  # rolled out: trials
+        label = f"{'Cubeful' if r.cubeful is not None else 'Cubeless'} {depth}"
+        print(f"{row['rank']:5}. {label:<16} {row['play']:<{width}} Eq.: {shown(r):+.3f}{diff}")
         print(f"       {_probability_line(r.probabilities)}")
 
 

@@ -102,7 +102,9 @@ def _build_parser() -> argparse.ArgumentParser:
     external.add_argument("--host", default="127.0.0.1", help="address to listen on")
     external.add_argument("--port", type=int, default=31555, help="port to listen on")
     external.add_argument(
-        "--level", default="expert", choices=["beginner", "intermediate", "expert", "world-class"]
+        "--level",
+        default="expert",
+        choices=["beginner", "intermediate", "expert", "world-class", "roller"],
     )
     external.add_argument("--weights", default=None, help="the network file")
 

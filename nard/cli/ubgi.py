@@ -45,7 +45,7 @@ from nard.notation.positions import read_position
 
 __all__ = ["KEYS", "UbgiEngine", "cmd_ubgi", "ubgi_move"]
 
-LEVELS = ("beginner", "intermediate", "expert", "world-class")
+LEVELS = ("beginner", "intermediate", "expert", "world-class", "roller")
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 :class:`Engine` wraps an :class:`~nard.engine.evaluator.Evaluator` (by default
 the neural network at :data:`DEFAULT_WEIGHTS`) with the search of
 :mod:`~nard.engine.search` and the cube of :mod:`~nard.engine.cube`, at one of
-four :class:`Level` settings taken from GNU Backgammon's predefined players.
+the :class:`Level` settings taken from GNU Backgammon's predefined players, and
+one above them.
 
 Levels (gnubg's ``aecSettings`` and ``aiSettingsMoveFilter`` in ``eval.c``:
 beginner 0-ply noise 0.060, casual 0.050, intermediate 0.040, advanced 0.015,
@@ -16,7 +17,13 @@ beginner        0      0.060  seed 002's pip-count rule (:func:`pip_count_cube`)
 intermediate    0      0.040  0-ply, no noise
 expert          0      0      1-ply
 world-class     2      0      2-ply
+roller          2 + R  0      2-ply
 ==============  =====  =====  ==========================================
+
+The roller (above gnubg's levels, as XG's Roller is above its n-ply levels)
+searches as world class and then rolls out its best candidates, up to 3 within
+0.08, on common dice (:mod:`~nard.engine.roller`): trials of 5 turns at 0-ply,
+luck-corrected, 36 to 144 per candidate, within the engine's ``time_limit``.
 
 The expert's cube looks one ply deeper than its checker play (gnubg's expert
 uses 0-ply for both): a cube decision needs the absolute equity, where the

@@ -23,6 +23,7 @@ COMPUTER_RATINGS: dict[Level, float] = {
     Level.INTERMEDIATE: 1825.0,
     Level.EXPERT: 1960.0,
     Level.WORLD_CLASS: 2010.0,
+    Level.ROLLER: 2010.0,
 }
 """The fixed rating each level of the computer plays at in rated matches
 (docs/ratings.md says where the figures come from)."""

@@ -1009,7 +1009,10 @@ class TableService:
         """The engine's ranked plays or cube analysis for the seat to act, at tables
         against the computer."""
         computer, game, context = await self._hinted(table_id, player)
-        engine = self.engine(Level.WORLD_CLASS if computer is Level.WORLD_CLASS else Level.EXPERT)
+        # World class's hint at the tables of the two strongest levels (the roller's
+        # rollouts are for its own decisions), the expert's at the others.
+        strong = computer in (Level.WORLD_CLASS, Level.ROLLER)
+        engine = self.engine(Level.WORLD_CLASS if strong else Level.EXPERT)
         if game.decision is Decision.PLAY:
             dice = game.dice
             assert dice is not None

@@ -95,6 +95,18 @@ def test_hint_world_class_searches_deeper(
     assert data["level"] == "world-class" and data["plays"][0]["ply"] == 2
 
 
+def test_hint_roller_rolls_out_the_close_plays(capsys: pytest.CaptureFixture[str]) -> None:
+    # the opening 4-3's three best plays are within 0.01 of each other at 2-ply
+    assert main(["hint", START, "43", "--json", "--level", "roller"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rolled = [p for p in data["plays"] if p["trials"]]
+    assert data["level"] == "roller" and len(rolled) >= 2 and rolled[0]["rank"] == 1
+    assert all(p["trials"] >= 36 and p["ply"] == 2 for p in rolled)
+    assert main(["hint", START, "43", "--level", "roller"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert re.match(r" +1\. Cubeless R \d+ ", first), first
+
+
 def test_hint_without_dice_gives_the_cube_decision(
     weights: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

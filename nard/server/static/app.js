@@ -296,7 +296,7 @@ function signInBox() {
 }
 
 function newGameForm() {
-  const level = h("select", { name: "level" }, ...["beginner", "intermediate", "expert", "world-class"].map((l) => h("option", { value: l, selected: l === "expert", text: t(`level_${l}`) })));
+  const level = h("select", { name: "level" }, ...["beginner", "intermediate", "expert", "world-class", "roller"].map((l) => h("option", { value: l, selected: l === "expert", text: t(`level_${l}`) })));
   const opponent = h("select", { name: "opponent" }, h("option", { value: "computer", text: t("computer") }), h("option", { value: "person", text: t("person") }), h("option", { value: "chouette", text: t("chouette") }));
   const players = h("input", { name: "players", type: "number", min: 3, max: 8, value: 3 });
   const computers = h("input", { name: "computers", type: "number", min: 0, max: 7, value: 2 });
