@@ -150,6 +150,12 @@ def add_label_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="processes")
     parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="label on a Ray cluster (its address, or 'local'; pip install 'ray[default]'), "
+        "one task per chunk of games, instead of --jobs processes",
+    )
+    parser.add_argument(
         "--random-play",
         type=float,
         help="share of random plays (default 0.05; 0.02 with --playout or --rollout)",
@@ -191,6 +197,7 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
             random_play,
             siblings=args.siblings,
             window=args.window,
+            ray_address=args.ray,
         )
         how = f"by rollouts of {args.rollout} trials cut at {args.truncate} turns"
         if args.siblings:
@@ -198,12 +205,20 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
     elif args.playout is None:
         random_play = 0.05 if args.random_play is None else args.random_play
         dataset = make_dataset(
-            args.weights, args.games, args.plies, args.seed, args.jobs, random_play
+            args.weights,
+            args.games,
+            args.plies,
+            args.seed,
+            args.jobs,
+            random_play,
+            ray_address=args.ray,
         )
         how = f"at {args.plies}-ply"
     else:
         random_play = 0.02 if args.random_play is None else args.random_play
-        played = play_games_with(args.weights, args.games, args.seed, args.jobs, random_play)
+        played = play_games_with(
+            args.weights, args.games, args.seed, args.jobs, random_play, ray_address=args.ray
+        )
         dataset = playout_dataset(played, args.playout)
         how = f"by playout at lambda {args.playout}"
     save_dataset(dataset, args.dataset)

@@ -36,8 +36,12 @@ the shipped networks.
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import io
 import json
 import random
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -159,20 +163,65 @@ def map_game_chunks(
     jobs: int,
     chunk: int,
     *extra: Any,
+    ray_address: str | None = None,
 ) -> list[_T]:
     """``work((weights, n, chunk_seed, *extra))`` for each chunk of at most ``chunk`` of
     ``games`` games, over ``jobs`` processes; chunk ``i`` is seeded
     ``seed * 1_000_003 + i``, so results do not depend on ``jobs``. The weights are
-    loaded once first, to fail early with their own error."""
+    loaded once first, to fail early with their own error.
+
+    With ``ray_address`` (a Ray cluster's address, or ``local``) the chunks are Ray
+    tasks instead, one per chunk, on every core of the cluster; the weights travel
+    with them as the file's bytes, so the workers need nard installed but not the
+    file. The results are the same as on one process."""
     NeuralEvaluator.load(weights)
     tasks = [
         (str(weights), min(chunk, games - start), seed * 1_000_003 + i, *extra)
         for i, start in enumerate(range(0, games, chunk))
     ]
+    if ray_address is not None:
+        return _map_on_ray(ray_address, work, Path(weights).read_bytes(), tasks)
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
             return list(pool.map(work, tasks))
     return [work(t) for t in tasks]
+
+
+def _map_on_ray(
+    address: str, work: Callable[[tuple[Any, ...]], _T], weights: bytes, tasks: list[Any]
+) -> list[_T]:
+    """``work`` of each of ``tasks`` as Ray tasks (:func:`map_game_chunks`)."""
+    try:
+        ray: Any = importlib.import_module("ray")
+    except ImportError:
+        raise DatasetError("--ray needs Ray: pip install 'ray[default]'") from None
+    ray.init(
+        address=None if address == "local" else address,
+        ignore_reinit_error=True,
+        log_to_driver=False,
+    )
+    shared = ray.put(weights)
+    remote = ray.remote(_on_ray_worker)
+    refs = [remote.remote(work, shared, task[1:]) for task in tasks]
+    return [ray.get(ref) for ref in refs]
+
+
+def _on_ray_worker(
+    work: Callable[[tuple[Any, ...]], _T], weights: bytes, rest: tuple[Any, ...]
+) -> _T:
+    """One chunk on a Ray worker: the weights written to a file of the worker's own
+    (named by their digest, written once per machine), then ``work`` as in a process."""
+    digest = hashlib.sha256(weights).hexdigest()[:20]
+    path = Path(tempfile.gettempdir()) / f"nard-weights-{digest}.npz"
+    if not path.is_file():
+        write_npz_atomic(path, read_npz_bytes(weights))
+    return work((str(path), *rest))
+
+
+def read_npz_bytes(data: bytes) -> dict[str, npt.NDArray[Any]]:
+    """The arrays of an ``.npz`` file's bytes."""
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        return {name: npz[name] for name in npz.files}
 
 
 def _work(args: tuple[Any, ...]) -> tuple[Boards, npt.NDArray[np.float32]]:
@@ -190,12 +239,15 @@ def make_dataset(
     jobs: int = 1,
     random_play: float = 0.05,
     chunk: int = 20,
+    ray_address: str | None = None,
 ) -> Dataset:
     """Positions from ``games`` self-play games of the networks at ``weights``,
     labelled at ``plies``; the work split in chunks of ``chunk`` games over
     ``jobs`` processes (chunk ``i`` seeded ``seed * 1_000_003 + i``, so the result
-    does not depend on ``jobs``)."""
-    parts = map_game_chunks(_work, weights, games, seed, jobs, chunk, plies, random_play)
+    does not depend on ``jobs``), or on a Ray cluster (``ray_address``)."""
+    parts = map_game_chunks(
+        _work, weights, games, seed, jobs, chunk, plies, random_play, ray_address=ray_address
+    )
     boards = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 26), np.int8)
     targets = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 5), np.float32)
     info = {

@@ -230,10 +230,14 @@ def play_games_with(
     jobs: int = 1,
     random_play: float = 0.02,
     chunk: int = 200,
+    ray_address: str | None = None,
 ) -> PlayedGames:
     """:func:`play_games` of the networks at ``weights``, in chunks of ``chunk`` games
-    over ``jobs`` processes (chunk ``i`` seeded ``seed * 1_000_003 + i``)."""
-    parts = map_game_chunks(_work, weights, games, seed, jobs, chunk, random_play)
+    over ``jobs`` processes (chunk ``i`` seeded ``seed * 1_000_003 + i``), or on a Ray
+    cluster (``ray_address``)."""
+    parts = map_game_chunks(
+        _work, weights, games, seed, jobs, chunk, random_play, ray_address=ray_address
+    )
     info = {
         "weights": Path(weights).name,
         "games": games,

@@ -202,11 +202,13 @@ def rollout_dataset(
     chunk: int = 20,
     siblings: int = 0,
     window: float = 0.12,
+    ray_address: str | None = None,
 ) -> Dataset:
     """A share ``share`` of the positions of ``games`` self-play games of the networks at
     ``weights``, labelled by rollouts of ``trials`` trials cut at ``truncate`` turns;
     chunks of ``chunk`` games over ``jobs`` processes (chunk ``i`` seeded
-    ``seed * 1_000_003 + i``, so the result does not depend on ``jobs``).
+    ``seed * 1_000_003 + i``, so the result does not depend on ``jobs``), or on a
+    Ray cluster (``ray_address``: :func:`~nard.training.dataset.map_game_chunks`).
 
     With ``siblings`` (2 or more), each position drawn is replaced by the
     positions its ``siblings`` best plays of a seeded roll reach (within
@@ -228,6 +230,7 @@ def rollout_dataset(
         random_play,
         siblings,
         window,
+        ray_address=ray_address,
     )
     boards = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 26), np.int8)
     targets = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 5), np.float32)
