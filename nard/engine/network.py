@@ -36,6 +36,7 @@ consistency rules on every network output.
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -69,6 +70,7 @@ from nard.engine.evaluator import (
 
 __all__ = [
     "BUNDLE_FORMAT",
+    "DEEP_FORMAT",
     "FORMAT",
     "NET_CLASSES",
     "PRUNING",
@@ -83,7 +85,10 @@ __all__ = [
 ]
 
 FORMAT = "nard-mlp-1"
-"""The format tag of a single network's weights file; a file with another tag is refused."""
+"""The format tag of a single network's weights file (one hidden layer); a file with
+another tag is refused."""
+DEEP_FORMAT = "nard-mlp-2"
+"""The format tag of a network of two or more hidden layers (:meth:`Network.from_layers`)."""
 BUNDLE_FORMAT = "nard-nets-1"
 """The format tag of a :class:`Networks` file: one network per class, arrays prefixed
 ``contact.`` and ``race.``."""
@@ -119,101 +124,174 @@ def _sigmoid(z: FloatArray) -> FloatArray:
 
 
 class Network:
-    """An ``inputs -> hidden -> 5`` MLP with sigmoid units (see the module docstring).
+    """An ``inputs -> hidden (-> hidden ...) -> 5`` MLP with sigmoid units (see the
+    module docstring).
 
-    ``w1`` is ``(inputs, hidden)``, ``b1`` ``(hidden,)``, ``w2`` ``(hidden, 5)``,
-    ``b2`` ``(5,)``, all ``float64``. They are views of two arrays, each layer's
-    weights with its biases as a last row (:attr:`layer1`, :attr:`layer2`), which
-    training updates in place.
+    Each layer is one array, its weights with its biases as a last row
+    (:attr:`layers`: ``(fan_in + 1, fan_out)``, ``float64``), which training
+    updates in place. The constructor takes the one-hidden-layer network
+    (``w1`` ``(inputs, hidden)``, ``b1`` ``(hidden,)``, ``w2`` ``(hidden, 5)``,
+    ``b2`` ``(5,)``); :meth:`from_layers` any depth (two or three hidden layers,
+    as wildbg's networks). :attr:`w1`/:attr:`b1` are always the first layer and
+    :attr:`w2`/:attr:`b2` the output layer (views).
     """
 
     def __init__(self, w1: FloatArray, b1: FloatArray, w2: FloatArray, b2: FloatArray) -> None:
-        w1, b1 = np.asarray(w1, dtype=np.float64), np.asarray(b1, dtype=np.float64)
-        w2, b2 = np.asarray(w2, dtype=np.float64), np.asarray(b2, dtype=np.float64)
-        if w1.ndim != 2 or b1.shape != (w1.shape[1],) or w2.shape != (w1.shape[1], NUM_OUTPUTS):
-            raise ValueError(f"inconsistent shapes: w1 {w1.shape}, b1 {b1.shape}, w2 {w2.shape}")
-        if b2.shape != (NUM_OUTPUTS,):
-            raise ValueError(f"b2 has shape {b2.shape}, expected ({NUM_OUTPUTS},)")
-        self.layer1: FloatArray = np.concatenate([w1, b1[None, :]])
-        """``(inputs + 1, hidden)``: ``w1`` then ``b1``."""
-        self.layer2: FloatArray = np.concatenate([w2, b2[None, :]])
-        """``(hidden + 1, 5)``: ``w2`` then ``b2``."""
+        self.layers: list[FloatArray] = _stacked([w1, w2], [b1, b2])
+        """Every layer's ``(fan_in + 1, fan_out)`` array: weights, then biases."""
+
+    @classmethod
+    def from_layers(cls, weights: Sequence[FloatArray], biases: Sequence[FloatArray]) -> Network:
+        """A network of ``len(weights) - 1`` hidden layers: ``weights[i]`` is layer
+        ``i``'s ``(fan_in, fan_out)``, ``biases[i]`` its ``(fan_out,)``; the last
+        layer has 5 outputs.
+
+        >>> net = Network.from_layers(
+        ...     [np.zeros((3, 4)), np.zeros((4, 2)), np.zeros((2, 5))],
+        ...     [np.zeros(4), np.zeros(2), np.zeros(5)],
+        ... )
+        >>> net, net.depth, net.forward(np.ones((1, 3))).tolist()
+        (Network(inputs=3, hidden=(4, 2)), 2, [[0.5, 0.5, 0.5, 0.5, 0.5]])
+        """
+        net = cls.__new__(cls)
+        net.layers = _stacked(weights, biases)
+        return net
+
+    @property
+    def layer1(self) -> FloatArray:
+        """The first layer's array: ``w1`` then ``b1`` (training adds to it in place)."""
+        return self.layers[0]
+
+    @layer1.setter
+    def layer1(self, value: FloatArray) -> None:
+        if value.shape != self.layers[0].shape:
+            raise ValueError(f"layer1 has shape {self.layers[0].shape}, not {value.shape}")
+        self.layers[0] = value
+
+    @property
+    def layer2(self) -> FloatArray:
+        """The output layer's array: ``w2`` then ``b2`` (training adds to it in place)."""
+        return self.layers[-1]
+
+    @layer2.setter
+    def layer2(self, value: FloatArray) -> None:
+        if value.shape != self.layers[-1].shape:
+            raise ValueError(f"layer2 has shape {self.layers[-1].shape}, not {value.shape}")
+        self.layers[-1] = value
 
     @property
     def w1(self) -> FloatArray:
-        """Input-to-hidden weights, ``(inputs, hidden)`` (a view)."""
-        return self.layer1[:-1]
+        """Input-to-first-hidden weights, ``(inputs, hidden)`` (a view)."""
+        return self.layers[0][:-1]
 
     @property
     def b1(self) -> FloatArray:
-        """Hidden biases (a view)."""
-        row: FloatArray = self.layer1[-1]
+        """The first hidden layer's biases (a view)."""
+        row: FloatArray = self.layers[0][-1]
         return row
 
     @property
     def w2(self) -> FloatArray:
-        """Hidden-to-output weights, ``(hidden, 5)`` (a view)."""
-        return self.layer2[:-1]
+        """Last-hidden-to-output weights, ``(hidden, 5)`` (a view)."""
+        return self.layers[-1][:-1]
 
     @property
     def b2(self) -> FloatArray:
         """Output biases (a view)."""
-        row: FloatArray = self.layer2[-1]
+        row: FloatArray = self.layers[-1][-1]
         return row
 
     @classmethod
     def random(
         cls,
-        hidden: int = 80,
+        hidden: int | Sequence[int] = 80,
         seed: int = 0,
         inputs: int = INPUTS,
         scale: float = 0.1,
     ) -> Network:
-        """Small uniform random weights in ``[-scale, scale]``, from a seeded generator.
+        """Small uniform random weights in ``[-scale, scale]``, from a seeded generator;
+        ``hidden`` a size, or the sizes of several hidden layers.
 
         >>> Network.random(hidden=4, seed=3) == Network.random(hidden=4, seed=3)
         True
+        >>> Network.random(hidden=(8, 4)).depth
+        2
         """
         rng = np.random.default_rng(seed)
-        return cls(
-            rng.uniform(-scale, scale, (inputs, hidden)),
-            rng.uniform(-scale, scale, hidden),
-            rng.uniform(-scale, scale, (hidden, NUM_OUTPUTS)),
-            rng.uniform(-scale, scale, NUM_OUTPUTS),
-        )
+        sizes = [hidden] if isinstance(hidden, int) else list(hidden)
+        if not sizes or min(sizes) < 1:
+            raise ValueError(f"hidden layers need at least one unit each, not {hidden!r}")
+        if len(sizes) == 1:
+            return cls(
+                rng.uniform(-scale, scale, (inputs, sizes[0])),
+                rng.uniform(-scale, scale, sizes[0]),
+                rng.uniform(-scale, scale, (sizes[0], NUM_OUTPUTS)),
+                rng.uniform(-scale, scale, NUM_OUTPUTS),
+            )
+        fans = [inputs, *sizes, NUM_OUTPUTS]
+        weights, biases = [], []
+        for fan_in, fan_out in itertools.pairwise(fans):
+            weights.append(rng.uniform(-scale, scale, (fan_in, fan_out)))
+            biases.append(rng.uniform(-scale, scale, fan_out))
+        return cls.from_layers(weights, biases)
 
     @property
     def inputs(self) -> int:
         """Inputs per position."""
-        return int(self.w1.shape[0])
+        return int(self.layers[0].shape[0] - 1)
 
     @property
     def hidden(self) -> int:
-        """Hidden units."""
-        return int(self.w1.shape[1])
+        """Units of the first hidden layer."""
+        return int(self.layers[0].shape[1])
+
+    @property
+    def hidden_sizes(self) -> tuple[int, ...]:
+        """Units of every hidden layer."""
+        return tuple(int(layer.shape[1]) for layer in self.layers[:-1])
+
+    @property
+    def depth(self) -> int:
+        """Hidden layers."""
+        return len(self.layers) - 1
 
     def __repr__(self) -> str:
-        return f"Network(inputs={self.inputs}, hidden={self.hidden})"
+        shown = self.hidden if self.depth == 1 else self.hidden_sizes
+        return f"Network(inputs={self.inputs}, hidden={shown})"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Network):
             return NotImplemented
-        return all(
-            np.array_equal(a, b) for a, b in zip(self.parameters(), other.parameters(), strict=True)
+        return len(self.layers) == len(other.layers) and all(
+            np.array_equal(a, b) for a, b in zip(self.layers, other.layers, strict=True)
         )
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
+    def _one_hidden_layer(self, what: str) -> None:
+        if self.depth != 1:
+            raise ValueError(
+                f"{what} is for networks of one hidden layer, not {self.depth} "
+                "(fit deeper networks with `nard fit --torch`)"
+            )
+
     def parameters(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-        """``(w1, b1, w2, b2)``, the arrays themselves (not copies)."""
+        """``(w1, b1, w2, b2)``, the arrays themselves (not copies), of a network of one
+        hidden layer."""
+        self._one_hidden_layer("parameters()")
         return (self.w1, self.b1, self.w2, self.b2)
+
+    def weights_and_biases(self) -> tuple[list[FloatArray], list[FloatArray]]:
+        """Every layer's weights and biases (views), first layer first."""
+        return [layer[:-1] for layer in self.layers], [layer[-1] for layer in self.layers]
 
     def copy(self) -> Network:
         """An independent copy."""
-        return Network(self.w1, self.b1, self.w2, self.b2)
+        return Network.from_layers(*self.weights_and_biases())
 
     def widened(self, hidden: int, seed: int = 0, scale: float = 0.1) -> Network:
-        """A copy with ``hidden`` hidden units that computes the same outputs.
+        """A copy with ``hidden`` hidden units that computes the same outputs (one
+        hidden layer).
 
         The new units get small random input weights and zero output weights,
         so training can put them to use from where this network stands.
@@ -224,6 +302,7 @@ class Network:
         ...                               net.forward(np.ones((1, net.inputs)))))
         (5, True)
         """
+        self._one_hidden_layer("widened()")
         extra = hidden - self.hidden
         if extra < 0:
             raise ValueError(f"cannot widen {self.hidden} hidden units to {hidden}")
@@ -244,10 +323,12 @@ class Network:
         return self.forward_hidden(x)[1]
 
     def forward_hidden(self, x: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
-        """``(hidden activations (n, hidden), outputs (n, 5))``."""
-        z1 = np.asarray(x) @ self.w1
-        z1 += self.b1
-        h = _sigmoid(z1)
+        """``(last hidden layer's activations (n, hidden), outputs (n, 5))``."""
+        h = np.asarray(x, dtype=np.float64)
+        for layer in self.layers[:-1]:
+            z = h @ layer[:-1]
+            z += layer[-1]
+            h = _sigmoid(z)
         z2 = h @ self.w2
         z2 += self.b2
         return h, _sigmoid(z2)
@@ -255,7 +336,7 @@ class Network:
     def output_gradients(
         self, x: npt.ArrayLike
     ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
-        """The outputs of one position and the gradient of each output.
+        """The outputs of one position and the gradient of each output (one hidden layer).
 
         For an input row ``x`` of shape ``(inputs,)``, returns ``(y, d_w1, d_b1,
         d_w2, d_b2)``: ``y`` the ``(5,)`` outputs and ``d_p[k]`` the gradient of
@@ -276,11 +357,13 @@ class Network:
 
     def output_deltas(self, x: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         """``(y, h, g, d)`` for one input row: outputs ``(5,)``, hidden ``(hidden,)``,
-        ``g[k] = dy[k]/dz2[k]`` ``(5,)`` and ``d[k] = dy[k]/dz1`` ``(5, hidden)``.
+        ``g[k] = dy[k]/dz2[k]`` ``(5,)`` and ``d[k] = dy[k]/dz1`` ``(5, hidden)``
+        (one hidden layer).
 
         The gradient of ``y[k]`` is then ``outer(x, d[k])`` for ``w1``, ``d[k]``
         for ``b1``, ``g[k] * h`` in column ``k`` of ``w2`` and ``g[k]`` at ``b2[k]``.
         """
+        self._one_hidden_layer("output_deltas()")
         h, y = self.forward_hidden(x)
         g = y * (1.0 - y)
         d = (g[:, None] * self.w2.T) * (h * (1.0 - h))[None, :]
@@ -288,17 +371,30 @@ class Network:
 
     # -- storage --------------------------------------------------------------------
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
-        """The arrays of a weights file: the parameters and the metadata checked on load."""
-        return {
-            "format": np.array(FORMAT),
+        """The arrays of a weights file: the parameters and the metadata checked on load.
+        One hidden layer is format :data:`FORMAT` (``w1 b1 w2 b2``), more
+        :data:`DEEP_FORMAT` (``w1 b1 ... wK bK``, ``hidden`` every layer's size)."""
+        if self.depth == 1:
+            return {
+                "format": np.array(FORMAT),
+                "encoding_version": np.array(ENCODING_VERSION, dtype=np.int64),
+                "inputs": np.array(self.inputs, dtype=np.int64),
+                "hidden": np.array(self.hidden, dtype=np.int64),
+                "w1": self.w1,
+                "b1": self.b1,
+                "w2": self.w2,
+                "b2": self.b2,
+            }
+        arrays: dict[str, npt.NDArray[Any]] = {
+            "format": np.array(DEEP_FORMAT),
             "encoding_version": np.array(ENCODING_VERSION, dtype=np.int64),
             "inputs": np.array(self.inputs, dtype=np.int64),
-            "hidden": np.array(self.hidden, dtype=np.int64),
-            "w1": self.w1,
-            "b1": self.b1,
-            "w2": self.w2,
-            "b2": self.b2,
+            "hidden": np.array(self.hidden_sizes, dtype=np.int64),
         }
+        for i, layer in enumerate(self.layers, start=1):
+            arrays[f"w{i}"] = layer[:-1]
+            arrays[f"b{i}"] = layer[-1]
+        return arrays
 
     def save(self, path: str | Path) -> None:
         """Write the weights to ``path`` (``.npz``), atomically: a temporary file is
@@ -327,7 +423,28 @@ class Network:
                 f"network weights {str(path)!r} are corrupt or incompatible ({problem}); "
                 + _RESTORE.format(path=path)
             )
-        return cls(arrays["w1"], arrays["b1"], arrays["w2"], arrays["b2"])
+        layers = len(np.asarray(arrays["hidden"]).reshape(-1)) + 1
+        return cls.from_layers(
+            [arrays[f"w{i}"] for i in range(1, layers + 1)],
+            [arrays[f"b{i}"] for i in range(1, layers + 1)],
+        )
+
+
+def _stacked(weights: Sequence[npt.ArrayLike], biases: Sequence[npt.ArrayLike]) -> list[FloatArray]:
+    """Each layer's weights with its biases as a last row, float64, shapes checked."""
+    if len(weights) != len(biases) or len(weights) < 2:
+        raise ValueError(f"{len(weights)} weight arrays and {len(biases)} biases: need 2 or more")
+    layers = []
+    fan_in: int | None = None
+    for i, (w, b) in enumerate(zip(weights, biases, strict=True), start=1):
+        w, b = np.asarray(w, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        if w.ndim != 2 or b.shape != (w.shape[1],) or (fan_in is not None and w.shape[0] != fan_in):
+            raise ValueError(f"inconsistent shapes: w{i} {w.shape}, b{i} {b.shape}")
+        fan_in = w.shape[1]
+        layers.append(np.concatenate([w, b[None, :]]))
+    if fan_in != NUM_OUTPUTS:
+        raise ValueError(f"the output layer has {fan_in} outputs, expected {NUM_OUTPUTS}")
+    return layers
 
 
 class Networks:
@@ -415,7 +532,7 @@ class Networks:
         """The networks in a weights file's arrays; ``path`` names the file in errors."""
         tag = arrays.get("format")
         name = str(tag) if tag is not None and tag.dtype.kind == "U" and tag.shape == () else None
-        if name == FORMAT:
+        if name in (FORMAT, DEEP_FORMAT):
             return cls(Network.from_arrays(arrays, path))
         problem = ""
         if name != BUNDLE_FORMAT:
@@ -470,28 +587,36 @@ def write_npz_atomic(path: str | Path, arrays: Mapping[str, npt.NDArray[Any]]) -
 
 def _check_arrays(arrays: Mapping[str, npt.NDArray[Any]], expected_inputs: int = INPUTS) -> str:
     """What is wrong with a weights file's arrays, or '' when they are sound."""
-    for name in ("format", "encoding_version", "inputs", "hidden", "w1", "b1", "w2", "b2"):
+    for name in ("format", "encoding_version", "inputs", "hidden"):
         if name not in arrays:
             return f"no array {name!r}"
     tag = arrays["format"]
-    if tag.dtype.kind != "U" or tag.shape != () or str(tag) != FORMAT:
-        return f"format {tag.tolist()!r}, expected {FORMAT!r}"
-    for name in ("encoding_version", "inputs", "hidden"):
+    if tag.dtype.kind != "U" or tag.shape != () or str(tag) not in (FORMAT, DEEP_FORMAT):
+        return f"format {tag.tolist()!r}, expected {FORMAT!r} or {DEEP_FORMAT!r}"
+    deep = str(tag) == DEEP_FORMAT
+    for name in ("encoding_version", "inputs"):
         if arrays[name].shape != () or arrays[name].dtype.kind not in "iu":
             return f"{name} is not an integer"
+    hidden_array = arrays["hidden"]
+    if hidden_array.dtype.kind not in "iu" or hidden_array.ndim != (1 if deep else 0):
+        return "hidden is not " + ("a list of layer sizes" if deep else "an integer")
+    sizes = [int(v) for v in hidden_array.reshape(-1)]
+    if (deep and len(sizes) < 2) or min(sizes, default=0) < 1:
+        return f"hidden layer sizes {sizes}"
     version = int(arrays["encoding_version"])
     if version != ENCODING_VERSION:
         return f"input encoding version {version}, this nard uses {ENCODING_VERSION}"
-    inputs, hidden = int(arrays["inputs"]), int(arrays["hidden"])
+    inputs = int(arrays["inputs"])
     if inputs != expected_inputs:
         return f"{inputs} inputs, encoding version {ENCODING_VERSION} has {expected_inputs}"
-    shapes = {
-        "w1": (inputs, hidden),
-        "b1": (hidden,),
-        "w2": (hidden, NUM_OUTPUTS),
-        "b2": (NUM_OUTPUTS,),
-    }
+    fans = [inputs, *sizes, NUM_OUTPUTS]
+    shapes: dict[str, tuple[int, ...]] = {}
+    for i, (fan_in, fan_out) in enumerate(itertools.pairwise(fans), start=1):
+        shapes[f"w{i}"] = (fan_in, fan_out)
+        shapes[f"b{i}"] = (fan_out,)
     for name, shape in shapes.items():
+        if name not in arrays:
+            return f"no array {name!r}"
         a = arrays[name]
         if a.shape != shape:
             return f"{name} has shape {a.shape}, expected {shape}"
@@ -527,18 +652,47 @@ _Float32Weights = tuple[npt.NDArray[np.float32], ...]
 
 
 def _float32(net: Network) -> _Float32Weights:
-    """The parameters as the compiled forward pass takes them: float32, contiguous,
-    the output layer transposed."""
-    w1, b1, w2, b2 = net.parameters()
-    return tuple(np.ascontiguousarray(p, dtype=np.float32) for p in (w1, b1, w2.T, b2))
+    """The parameters as the compiled forward pass takes them: float32, contiguous.
+    One hidden layer: ``(w1, b1, w2 transposed, b2)``; deeper: every layer's
+    ``(w, b)`` in order, six or more arrays."""
+    if net.depth == 1:
+        w1, b1, w2, b2 = net.parameters()
+        return tuple(np.ascontiguousarray(p, dtype=np.float32) for p in (w1, b1, w2.T, b2))
+    weights, biases = net.weights_and_biases()
+    pairs = [p for w, b in zip(weights, biases, strict=True) for p in (w, b)]
+    return tuple(np.ascontiguousarray(p, dtype=np.float32) for p in pairs)
 
 
 def _forward32(weights: _Float32Weights, x: npt.NDArray[np.float32]) -> FloatArray:
-    """:meth:`Network.forward` in float32, compiled (:mod:`nard.engine._kernels`), as float64."""
-    w1, b1, w2t, b2 = weights
-    out: FloatArray = np.empty((x.shape[0], b2.shape[0]), dtype=np.float64)
-    _kernels.forward_into(np.ascontiguousarray(x), w1, b1, w2t, b2, out)
-    return out
+    """:meth:`Network.forward` in float32, compiled (:mod:`nard.engine._kernels`), as float64.
+
+    A deeper network's first layer is the compiled sparse sum of the one-layer
+    network's (:func:`~nard.engine._kernels.hidden_into`); its dense layers after
+    that are float32 matrix products."""
+    x = np.ascontiguousarray(x)
+    if len(weights) == 4:
+        w1, b1, w2t, b2 = weights
+        out: FloatArray = np.empty((x.shape[0], b2.shape[0]), dtype=np.float64)
+        _kernels.forward_into(x, w1, b1, w2t, b2, out)
+        return out
+    h = np.empty((x.shape[0], weights[1].shape[0]), dtype=np.float32)
+    _kernels.hidden_into(x, weights[0], weights[1], h)
+    for i in range(2, len(weights) - 2, 2):
+        z = h @ weights[i]
+        z += weights[i + 1]
+        h = _sigmoid32(z)
+    z64 = (h @ weights[-2]).astype(np.float64)
+    z64 += weights[-1]
+    return _sigmoid(z64)
+
+
+def _sigmoid32(z: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """:func:`_sigmoid` in float32, in place."""
+    z *= np.float32(0.5)
+    np.tanh(z, out=z)
+    z += np.float32(1.0)
+    z *= np.float32(0.5)
+    return z
 
 
 class NeuralEvaluator:

@@ -28,6 +28,7 @@ from nard.training.playout import play_games_with, playout_dataset
 from nard.training.pruning import fit_pruning, pruning_groups, top_k_recall
 from nard.training.rollout import rollout_dataset
 from nard.training.td import TrainConfig, TrainProgress, train
+from nard.training.torch_fit import fit_torch, load_torch, pick_device
 
 __all__ = [
     "add_fit_arguments",
@@ -243,9 +244,21 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--hidden",
-        type=int,
-        default=80,
-        help="hidden units of new networks; a smaller --init network is widened to it",
+        type=_layer_sizes,
+        default=(80,),
+        metavar="UNITS[,UNITS...]",
+        help="hidden units of new networks, one size per hidden layer (several need "
+        "--torch); a smaller --init network of one layer is widened to it",
+    )
+    parser.add_argument(
+        "--torch",
+        action="store_true",
+        help="fit with PyTorch (pip install 'nard[train]'): any depth, on a GPU if there is one",
+    )
+    parser.add_argument(
+        "--device",
+        default="auto",
+        help="PyTorch's device with --torch: auto (a GPU when there is one), cpu, cuda, cuda:1",
     )
     parser.add_argument(
         "--relative",
@@ -259,6 +272,37 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--seed", type=int, default=0)
+
+
+def _layer_sizes(text: str) -> tuple[int, ...]:
+    """``--hidden``: one size, or sizes separated by commas (``256,128,64``)."""
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"hidden layer sizes {text!r}: give whole numbers separated by commas"
+        ) from None
+    if min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"hidden layer sizes {text!r}: each must be at least 1")
+    return sizes
+
+
+def _starting_network(
+    init: Network | None, sizes: tuple[int, ...], seed: int, stream: Any, name: str
+) -> Network:
+    """The network a class's fit starts from: ``init`` (widened to one layer of
+    ``sizes[0]`` when it is a smaller one-layer network), or random weights of
+    ``sizes`` when there is none or ``sizes`` asks for another stack of layers."""
+    if init is not None and init.depth == 1 and len(sizes) == 1:
+        return init.widened(sizes[0], seed=seed) if init.hidden < sizes[0] else init
+    if init is not None and (len(sizes) == 1 or init.hidden_sizes == sizes):
+        return init
+    if init is not None:
+        stream.write(
+            f"{name}: --init's network has hidden layers {init.hidden_sizes}, not {sizes}; "
+            "starting from random weights\n"
+        )
+    return Network.random(sizes[0] if len(sizes) == 1 else sizes, seed=seed)
 
 
 def run_fit(args: argparse.Namespace, out: Any = None) -> int:
@@ -277,6 +321,14 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
             raise DatasetError(f"unknown network class {name!r}: one of {', '.join(NET_CLASSES)}")
     if args.relative < 0:
         raise DatasetError(f"--relative takes a weight of at least 0, not {args.relative}")
+    sizes = tuple(args.hidden) if isinstance(args.hidden, tuple) else (int(args.hidden),)
+    if len(sizes) > 1 and not args.torch:
+        raise DatasetError(
+            f"a network of {len(sizes)} hidden layers is fitted with PyTorch: add --torch"
+        )
+    if args.torch:
+        where = pick_device(load_torch(), args.device)  # fail early, before the data
+        stream.write(f"fitting with PyTorch on {where}\n")
     parts = [load_dataset(p) for p in args.data]
     boards = np.concatenate([d.boards for d in parts])
     targets = np.concatenate([d.targets for d in parts])
@@ -308,25 +360,29 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
         init = nets.get(name)
         if init is None and name == "crashed" and "contact" in nets:
             init = nets["contact"].copy()
-        if init is None:
-            init = Network.random(args.hidden, seed=args.seed)
-        if init.hidden < args.hidden:
-            init = init.widened(args.hidden, seed=args.seed)
+        init = _starting_network(init, sizes, args.seed, stream, name)
+        if init.depth > 1 and not args.torch:
+            raise DatasetError(
+                f"the {name} network of --init has {init.depth} hidden layers: add --torch"
+            )
         stream.write(f"{name}: {int(rows.sum())} positions, {init!r}\n")
         # Each class's inputs are encoded on their own: millions of positions'
         # inputs take gigabytes.
-        result = fit(
-            encode_boards(boards[rows]),
-            targets[rows],
-            init,
-            epochs=args.epochs,
-            learning_rate=args.learning_rate,
-            batch=args.batch,
-            seed=args.seed,
-            log=stream,
-            groups=groups[rows],
-            relative=args.relative,
-        )
+        how: dict[str, Any] = {
+            "epochs": args.epochs,
+            "learning_rate": args.learning_rate,
+            "batch": args.batch,
+            "seed": args.seed,
+            "log": stream,
+            "groups": groups[rows],
+            "relative": args.relative,
+        }
+        if args.torch:
+            result = fit_torch(
+                encode_boards(boards[rows]), targets[rows], init, device=args.device, **how
+            )
+        else:
+            result = fit(encode_boards(boards[rows]), targets[rows], init, **how)
         nets[name] = result.network
     if "contact" not in nets:
         raise DatasetError("no contact network: fit the contact class or give --init")

@@ -174,6 +174,8 @@ def test_label_and_fit_commands(tmp_path: Path) -> None:
         batch=64,
         seed=0,
         relative=0.0,
+        torch=False,
+        device="auto",
     )
     assert run_fit(fit_args, out) == 0
     loaded = Networks.load(nets)
@@ -202,6 +204,7 @@ def test_fit_crashed_starts_from_the_contact_net(tmp_path: Path) -> None:
     args = argparse.Namespace(
         weights=str(nets), data=[str(dataset)], init=str(start), classes=["crashed"],
         hidden=6, epochs=3, learning_rate=1e-2, batch=2, seed=0, relative=0.0,
+        torch=False, device="auto",
     )  # fmt: skip
     out = io.StringIO()
     assert run_fit(args, out) == 0
