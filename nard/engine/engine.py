@@ -90,7 +90,13 @@ from nard.engine.cube import (
 )
 from nard.engine.evaluator import Evaluator, cubeless_equity, flip_probabilities
 from nard.engine.network import NeuralEvaluator, PruningEvaluator, WeightsError
-from nard.engine.roller import ROLLER_PLAN, RollerPlan, decision_seed, roll_candidates
+from nard.engine.roller import (
+    ROLLER_PLAN,
+    RollerPlan,
+    decision_seed,
+    roll_candidates,
+    roll_position,
+)
 from nard.engine.search import (
     DEFAULT_FILTER,
     WORLD_CLASS_FILTER,
@@ -176,6 +182,12 @@ contexts, ``bench/cube_decisions.py``'s sample, seed 5): at 0.15 none that the
 giving up 0.007; at 0.0: 13). Outside that range nearly every position is held
 at 0-ply, so a game's cube decisions cost a small part of what they did."""
 
+ROLLER_CUBE_WINDOW = 0.10
+"""At the roller level, a cube decision whose 2-ply equities put no double within
+this of the double's value, or double/take within this of double/pass (in the
+cube analysis's units), is decided again on probabilities rolled out from the
+position (:func:`~nard.engine.roller.roll_position`)."""
+
 # Walter Trice's 8-9-12 rule, as fractions of the doubler's pip count.
 PIP_DOUBLE = 0.08
 PIP_REDOUBLE = 0.09
@@ -237,6 +249,16 @@ def load_evaluator(weights: str | Path | None = None) -> NeuralEvaluator:
 
 def _five(row: Sequence[float]) -> Probabilities5:
     return (float(row[0]), float(row[1]), float(row[2]), float(row[3]), float(row[4]))
+
+
+def _close(decision: CubeDecision) -> bool:
+    """Whether a cube decision is close enough to roll out (:data:`ROLLER_CUBE_WINDOW`):
+    to double or not, or to take or pass."""
+    doubled = min(decision.double_take, decision.double_pass)
+    return (
+        abs(decision.no_double - doubled) < ROLLER_CUBE_WINDOW
+        or abs(decision.double_take - decision.double_pass) < ROLLER_CUBE_WINDOW
+    )
 
 
 def _wording(centred: bool, double: bool, take: bool) -> str:
@@ -433,11 +455,21 @@ class Engine:
 
         The equities come from the level's cube plies (``cube_plies`` of
         :data:`LEVEL_SETTINGS`); the beginner's verdict (double, take, its
-        wording) is :func:`pip_count_cube`'s.
+        wording) is :func:`pip_count_cube`'s. At the roller level a close decision
+        (:data:`ROLLER_CUBE_WINDOW`) takes its probabilities from a rollout of the
+        position instead, within ``time_limit``.
         """
         ctx = match or CubeContext()
+        start = time.perf_counter()
         probs, equity = self.evaluate(position, self.settings.cube_plies)
         decision = cube_decision(probs, ctx, position=position)
+        plan = self.settings.roller
+        if plan is not None and _close(decision):
+            deadline = None if self.time_limit is None else start + self.time_limit
+            seed = decision_seed(self.seed, position, (0, 0))  # (0, 0): the cube's
+            probs, _ = roll_position(position, self.evaluator, seed, plan, deadline)
+            equity = float(cubeless_equity(probs))
+            decision = cube_decision(probs, ctx, position=position)
         if self.settings.pip_cube:
             rule = pip_count_cube(position, ctx)
             action = decision.action

@@ -9,9 +9,15 @@ import pytest
 
 from nard.core.position import Position
 from nard.engine import Engine
-from nard.engine.cube import CubeContext
+from nard.engine.cube import CubeContext, cube_decision
 from nard.engine.evaluator import FakeEvaluator, cubeless_equity, flip_probabilities
-from nard.engine.roller import RollerPlan, decision_seed, roll_candidates
+from nard.engine.roller import (
+    ROLLER_PLAN,
+    RollerPlan,
+    decision_seed,
+    roll_candidates,
+    roll_position,
+)
 from nard.engine.rollout import quasi_random_dice, rollout_trials
 from nard.engine.search import RankedPlay, rank_plays
 
@@ -99,3 +105,31 @@ def test_roller_level_ranks_its_rollouts_cubeful_in_a_match() -> None:
     values = [r.cubeful or 0.0 for r in rolled]
     assert values == sorted(values, reverse=True)
     assert roller.best_play(RACE, (5, 2), ctx) == rolled[0].play
+
+
+def test_roller_rolls_out_close_cube_decisions_only() -> None:
+    roller = Engine("roller", evaluator=EVALUATOR, time_limit=None)
+    world = Engine("world-class", evaluator=EVALUATOR, time_limit=None)
+    # the side on roll far ahead in a race: 2-ply says "too good", not close
+    far = Position.from_points({1: 2, 2: 2}, {6: 5, 5: 5, 4: 5})
+    assert roller.cube_analysis(far) == world.cube_analysis(far)
+    # a close one (no double 0.369, double/take 0.307 at 2-ply): decided again on the
+    # probabilities of a rollout of the position
+    close = Position.from_points({6: 5, 5: 5, 4: 3}, {6: 5, 5: 5, 3: 5})
+    decided = world.cube_analysis(close)[2]
+    assert abs(decided.no_double - decided.double_take) < 0.1
+    probs, _, decision = roller.cube_analysis(close)
+    seed = decision_seed(roller.seed, close, (0, 0))
+    rolled, trials = roll_position(close, EVALUATOR, seed, ROLLER_PLAN)
+    assert probs == rolled and trials == ROLLER_PLAN.trials
+    assert probs != world.cube_analysis(close)[0]
+    assert decision == cube_decision(rolled, CubeContext(), position=close)
+
+
+def test_a_cube_rollout_stops_at_the_deadline() -> None:
+    ticks = itertools.count()
+    plan = RollerPlan(trials=360, truncate=2)
+    _, trials = roll_position(
+        RACE, EVALUATOR, 1, plan, deadline=1.5, clock=lambda: float(next(ticks))
+    )
+    assert trials == 36
