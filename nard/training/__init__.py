@@ -14,13 +14,16 @@ package makes them, on top of the engine, which imports nothing from it:
   common dice (``nard label --rollout TRIALS [--siblings K]``);
 - :mod:`~nard.training.fitting`: Adam on the cross-entropy of the five outputs,
   optionally weighing the order of one roll's plays (``nard fit``);
+- :mod:`~nard.training.torch_fit`: the same fit with PyTorch, for networks of
+  several hidden layers, on a GPU when there is one (``nard fit --torch``);
 - :mod:`~nard.training.pruning`: the pruning network distilled from a bundle's
   own networks (``nard prune``);
 - :mod:`~nard.training.cli`: the four commands' options and runs.
 
 Dependencies point one way: ``dataset`` <- ``playout`` <- ``rollout``;
-``dataset`` and ``fitting`` <- ``pruning``; ``td`` alone; ``cli`` on all of
-them; none imports another lazily.
+``dataset`` and ``fitting`` <- ``pruning``; ``fitting`` <- ``torch_fit``; ``td``
+alone; ``cli`` on all of them; none imports another lazily. Every kind of label
+runs over processes or, with ``--ray ADDRESS``, on a Ray cluster.
 ``docs/engine.md`` has the recipe that made the shipped networks.
 """
 
