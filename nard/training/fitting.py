@@ -29,7 +29,7 @@ import numpy.typing as npt
 from nard.engine.evaluator import NUM_OUTPUTS
 from nard.engine.network import Network
 
-__all__ = ["FitResult", "fit"]
+__all__ = ["FitResult", "GroupedRows", "fit"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,44 @@ class FitResult:
     network: Network
     train_loss: list[float]
     validation_loss: list[float]
+
+
+class GroupedRows:
+    """A fit's rows by group, so that batches and the held-out share take whole
+    groups: ``groups[i]`` is row ``i``'s group, -1 a row alone (a group of one)."""
+
+    def __init__(self, groups: npt.NDArray[np.int64]) -> None:
+        n = len(groups)
+        alone = groups < 0
+        keyed = np.where(alone, np.arange(n) + int(groups.max(initial=0)) + 1, groups)
+        _, members = np.unique(keyed, return_inverse=True)
+        self.members: npt.NDArray[np.int64] = members.reshape(-1)
+        """Each row's group, numbered from 0."""
+        self._by_group = np.argsort(self.members, kind="stable")
+        self.sizes: npt.NDArray[np.int64] = np.bincount(self.members)
+        """Rows per group."""
+        self._firsts = np.cumsum(self.sizes) - self.sizes
+
+    def rows_of(self, chosen: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+        """The rows of groups ``chosen``, group after group."""
+        lengths = self.sizes[chosen]
+        shift = np.repeat(self._firsts[chosen] - (np.cumsum(lengths) - lengths), lengths)
+        picked: npt.NDArray[np.int64] = self._by_group[shift + np.arange(int(lengths.sum()))]
+        return picked
+
+    def split(
+        self, rng: np.random.Generator, validation: float
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """``(held-out rows, training groups)``: the last ``validation`` share of the
+        groups in a shuffle by ``rng``."""
+        order = rng.permutation(len(self.sizes))
+        held = int(len(self.sizes) * validation)
+        return self.rows_of(order[len(self.sizes) - held :]), order[: len(self.sizes) - held]
+
+    def batch_groups(self, batch: int) -> int:
+        """Groups per batch for about ``batch`` rows."""
+        mean_size = float(self.sizes.mean()) if len(self.sizes) else 1.0
+        return max(1, round(batch / mean_size))
 
 
 def _cross_entropy(y: npt.NDArray[Any], t: npt.NDArray[Any]) -> float:
@@ -83,27 +121,10 @@ def fit(
         raise ValueError(f"{len(groups)} groups for {n} rows")
     # Rows alone (-1) become groups of one; batches and the held-out share take
     # whole groups, so no group is split.
-    alone = groups < 0
-    keyed = np.where(alone, np.arange(n) + int(groups.max(initial=0)) + 1, groups)
-    _, members = np.unique(keyed, return_inverse=True)
-    members = members.reshape(-1)
-    by_group = np.argsort(members, kind="stable")
-    sizes = np.bincount(members)
-    firsts = np.cumsum(sizes) - sizes
-
-    def rows_of(chosen: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-        """The rows of groups ``chosen``, group after group."""
-        lengths = sizes[chosen]
-        shift = np.repeat(firsts[chosen] - (np.cumsum(lengths) - lengths), lengths)
-        picked: npt.NDArray[np.int64] = by_group[shift + np.arange(int(lengths.sum()))]
-        return picked
-
-    order_g = rng.permutation(len(sizes))
-    held_g = int(len(sizes) * validation)
-    val_idx = rows_of(order_g[len(sizes) - held_g :])
-    train_groups = order_g[: len(sizes) - held_g]
+    grouped = GroupedRows(groups)
+    members, sizes, rows_of = grouped.members, grouped.sizes, grouped.rows_of
+    val_idx, train_groups = grouped.split(rng, validation)
     held = len(val_idx)
-    mean_size = float(sizes.mean()) if len(sizes) else 1.0
     equity_weights = np.array([2.0, 1.0, 1.0, -1.0, -1.0], dtype=np.float32)
     params = [p.astype(np.float32) for p in network.parameters()]
     moments = [np.zeros_like(p) for p in params]
@@ -130,7 +151,7 @@ def fit(
         out: npt.NDArray[Any] = diff - means[member]
         return out
 
-    per_batch = max(1, round(batch / mean_size))
+    per_batch = grouped.batch_groups(batch)
     for epoch in range(epochs):
         lr = learning_rate * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * epoch / epochs)))
         perm_g = rng.permutation(train_groups)

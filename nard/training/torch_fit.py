@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from nard.engine.network import Network
 from nard.training.dataset import DatasetError
-from nard.training.fitting import FitResult
+from nard.training.fitting import FitResult, GroupedRows
 
 __all__ = ["fit_torch", "from_torch", "load_torch", "pick_device", "to_torch"]
 
@@ -116,26 +116,10 @@ def fit_torch(
         relative = 0.0
     if len(groups) != n:
         raise ValueError(f"{len(groups)} groups for {n} rows")
-    alone = groups < 0
-    keyed = np.where(alone, np.arange(n) + int(groups.max(initial=0)) + 1, groups)
-    _, members = np.unique(keyed, return_inverse=True)
-    members = members.reshape(-1)
-    by_group = np.argsort(members, kind="stable")
-    sizes = np.bincount(members)
-    firsts = np.cumsum(sizes) - sizes
-
-    def rows_of(chosen: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-        lengths = sizes[chosen]
-        shift = np.repeat(firsts[chosen] - (np.cumsum(lengths) - lengths), lengths)
-        picked: npt.NDArray[np.int64] = by_group[shift + np.arange(int(lengths.sum()))]
-        return picked
-
-    order_g = rng.permutation(len(sizes))
-    held_g = int(len(sizes) * validation)
-    val_idx = rows_of(order_g[len(sizes) - held_g :])
-    train_groups = order_g[: len(sizes) - held_g]
-    mean_size = float(sizes.mean()) if len(sizes) else 1.0
-    per_batch = max(1, round(batch / mean_size))
+    grouped = GroupedRows(groups)
+    members, rows_of = grouped.members, grouped.rows_of
+    val_idx, train_groups = grouped.split(rng, validation)
+    per_batch = grouped.batch_groups(batch)
 
     xs = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(where)
     ts = torch.from_numpy(np.ascontiguousarray(targets, dtype=np.float32)).to(where)
