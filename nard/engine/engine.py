@@ -23,7 +23,8 @@ roller          2 + R  0      2-ply
 The roller (above gnubg's levels, as XG's Roller is above its n-ply levels)
 searches as world class and then rolls out its best candidates, up to 3 within
 0.08, on common dice (:mod:`~nard.engine.roller`): trials of 5 turns at 0-ply,
-luck-corrected, 36 to 144 per candidate, within the engine's ``time_limit``.
+luck-corrected, 36 to 144 per candidate, within the engine's ``time_limit``
+(four seconds a decision by default, where the other levels have one).
 
 The expert's cube looks one ply deeper than its checker play (gnubg's expert
 uses 0-ply for both): a cube decision needs the absolute equity, where the
@@ -76,6 +77,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -152,6 +154,9 @@ class LevelSettings:
     roller: RollerPlan | None = None
     """When set, the best candidates of the search are rolled out
     (:func:`~nard.engine.roller.roll_candidates`) and chosen by their rollouts."""
+    time_limit: float = 1.0
+    """The seconds an :class:`Engine` at this level gives a decision unless told
+    otherwise (its ``time_limit``)."""
 
 
 LEVEL_SETTINGS: dict[Level, LevelSettings] = {
@@ -168,6 +173,7 @@ LEVEL_SETTINGS: dict[Level, LevelSettings] = {
         move_filter=WORLD_CLASS_FILTER,
         prune_keep=8,
         roller=ROLLER_PLAN,
+        time_limit=4.0,
     ),
 }
 """gnubg's predefined players (``eval.c``), as described in the module docstring."""
@@ -274,8 +280,10 @@ class Engine:
     ``evaluator`` is used as given; without one the network at ``weights``
     (default :data:`DEFAULT_WEIGHTS`) is loaded, and a missing or bad file
     raises :class:`~nard.engine.network.WeightsError`. ``seed`` fixes the
-    noise of the weaker levels; ``time_limit`` (seconds, ``None`` for none)
-    bounds each deeper search (ply 0 always completes).
+    noise of the weaker levels; ``time_limit`` (seconds, ``None`` for none;
+    by default the level's: one second, four for the roller) bounds each deeper
+    search (ply 0 always completes) and the roller's rollouts (their first
+    block always completes).
 
     >>> from nard.engine.evaluator import FakeEvaluator
     >>> engine = Engine("expert", evaluator=FakeEvaluator())
@@ -292,7 +300,7 @@ class Engine:
         evaluator: Evaluator | None = None,
         weights: str | Path | None = None,
         seed: int = 0,
-        time_limit: float | None = 1.0,
+        time_limit: float | Literal["level"] | None = "level",
     ) -> None:
         try:
             self.level = Level(level)
@@ -303,9 +311,11 @@ class Engine:
             raise ValueError("give an evaluator or a weights file, not both")
         if not isinstance(seed, int) or seed < 0:
             raise ValueError(f"seed must be an integer >= 0, not {seed!r}")
-        if time_limit is not None and time_limit < 0:
-            raise ValueError(f"time_limit must be >= 0 or None, not {time_limit!r}")
         self.settings = LEVEL_SETTINGS[self.level]
+        if time_limit == "level":
+            time_limit = self.settings.time_limit
+        if time_limit is not None and (isinstance(time_limit, str) or time_limit < 0):
+            raise ValueError(f"time_limit must be >= 0, None or 'level', not {time_limit!r}")
         self.evaluator: Evaluator = evaluator if evaluator is not None else load_evaluator(weights)
         self.pruning: Pruning | None = None
         """The pruning of the level's checker-play search, when the level prunes and

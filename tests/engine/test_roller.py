@@ -133,3 +133,12 @@ def test_a_cube_rollout_stops_at_the_deadline() -> None:
         RACE, EVALUATOR, 1, plan, deadline=1.5, clock=lambda: float(next(ticks))
     )
     assert trials == 36
+
+
+def test_the_roller_thinks_four_seconds_by_default() -> None:
+    assert Engine("roller", evaluator=EVALUATOR).time_limit == 4.0
+    assert Engine("world-class", evaluator=EVALUATOR).time_limit == 1.0
+    assert Engine("roller", evaluator=EVALUATOR, time_limit=0.5).time_limit == 0.5
+    assert Engine("roller", evaluator=EVALUATOR, time_limit=None).time_limit is None
+    with pytest.raises(ValueError, match="time_limit must be"):
+        Engine("roller", evaluator=EVALUATOR, time_limit=-1.0)
