@@ -31,6 +31,7 @@ from nard.engine.evaluator import (
     boards_of,
     cubeless_equity,
     evaluate_boards,
+    five_probabilities,
     flip_probabilities,
 )
 from nard.engine.network import NeuralEvaluator, PruningEvaluator
@@ -147,10 +148,6 @@ class TurnVerdict:
     checker: CheckerVerdict | None
 
 
-def _five(row: list[float]) -> tuple[float, float, float, float, float]:
-    return (row[0], row[1], row[2], row[3], row[4])
-
-
 class Analyst:
     """Judges turns at ``plies`` (0, 1 or 2) with ``evaluator`` (default: the bundled
     networks, or the file ``weights``).
@@ -200,13 +197,13 @@ class Analyst:
         """The cube decision of the side on roll at the analysis depth (held at 0-ply
         far from the doubling window: :data:`CUBE_PRECHECK_MARGIN`)."""
         probs = evaluate_ply([position], self.evaluator, 0)
-        row = _five(probs[0].tolist())
+        row = five_probabilities(probs[0])
         decision = cube_decision(row, context, position=position)
         far = decision.no_double - min(decision.double_take, decision.double_pass)
         if self.plies == 0 or far > CUBE_PRECHECK_MARGIN:
             return CubeVerdict(decision, row, 0)
         probs = evaluate_ply([position], self.evaluator, self.plies, pruning=self.pruning)
-        row = _five(probs[0].tolist())
+        row = five_probabilities(probs[0])
         return CubeVerdict(cube_decision(row, context, position=position), row, self.plies)
 
     def checker(

@@ -51,7 +51,12 @@ from nard.engine.cube import (
     play_equities,
 )
 from nard.engine.engine import load_evaluator
-from nard.engine.evaluator import Evaluator, cubeless_equity, flip_probabilities
+from nard.engine.evaluator import (
+    Evaluator,
+    cubeless_equity,
+    five_probabilities,
+    flip_probabilities,
+)
 from nard.engine.rollout import consistent, quasi_random_dice, rollout_trials
 from nard.engine.search import DEFAULT_FILTER, rank_plays
 
@@ -378,8 +383,7 @@ def _figures(
 ) -> tuple[tuple[float, float, float, float, float], float, float]:
     mean = consistent(trials.mean(axis=0, keepdims=True))[0]
     _, se = _mean_and_error(cubeless_equity(trials))
-    probs = (float(mean[0]), float(mean[1]), float(mean[2]), float(mean[3]), float(mean[4]))
-    return probs, float(cubeless_equity(mean)), se
+    return five_probabilities(mean), float(cubeless_equity(mean)), se
 
 
 def _mean_and_error(values: npt.NDArray[np.float64]) -> tuple[float, float]:

@@ -92,6 +92,7 @@ import numpy as np
 import numpy.typing as npt
 
 from nard.core.position import Position
+from nard.engine.evaluator import five_probabilities
 from nard.notation.match_id import CubeOwner as MatchCubeOwner
 from nard.notation.match_id import MatchState
 
@@ -522,19 +523,12 @@ def cube_efficiencies(boards: npt.ArrayLike) -> npt.NDArray[np.float64]:
     return result
 
 
-def _five(probs: npt.ArrayLike) -> tuple[float, float, float, float, float]:
-    seq = [float(v) for v in np.asarray(probs, dtype=np.float64).ravel()]
-    if len(seq) != 5:
-        raise ValueError(f"expected the five probabilities, got {seq!r}")
-    return seq[0], seq[1], seq[2], seq[3], seq[4]
-
-
 # Money play ---------------------------------------------------------------
 
 
 def _money_cubeful(probs: npt.ArrayLike, ctx: CubeContext, x: float) -> float:
     """Janowski's cubeful equity in units of the current cube."""
-    p, wg, wbg, lg, lbg = _five(probs)
+    p, wg, wbg, lg, lbg = five_probabilities(probs)
     jacoby_centred = ctx.jacoby and ctx.owner is CubeOwner.CENTRED
     dead = 2.0 * p - 1.0 + (0.0 if jacoby_centred else wg - lg + wbg - lbg)
     if p <= _EPSILON or p >= 1.0 - _EPSILON:
@@ -591,7 +585,7 @@ class _Score:
         # the Crawford game or a later one (gnubg's getME does the same).
         self.post = ctx.crawford or (not ctx.is_money and 1 in self.away)
         self._results = _results(ctx.met, self.away, self.post)
-        p, wg, wbg, lg, lbg = _five(probs)
+        p, wg, wbg, lg, lbg = five_probabilities(probs)
         self.p = p
         # Conditional gammon and backgammon rates: index 0 side on roll, 1 opponent.
         self.g = ((wg - wbg) / p if p > 0 else 0.0, (lg - lbg) / (1 - p) if p < 1 else 0.0)
@@ -816,7 +810,7 @@ def cube_decision(
     if efficiency is None:
         efficiency = cube_efficiency(position) if position is not None else CONTACT_EFFICIENCY
     x = efficiency
-    _p, wg, _wbg, _lg, _lbg = _five(probs)
+    _p, wg, _wbg, _lg, _lbg = five_probabilities(probs)
     taken = ctx.doubled()
 
     mwc: tuple[float, float, float] | None = None

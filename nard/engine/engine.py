@@ -90,7 +90,12 @@ from nard.engine.cube import (
     cube_decision,
     play_equities,
 )
-from nard.engine.evaluator import Evaluator, cubeless_equity, flip_probabilities
+from nard.engine.evaluator import (
+    Evaluator,
+    cubeless_equity,
+    five_probabilities,
+    flip_probabilities,
+)
 from nard.engine.network import NeuralEvaluator, PruningEvaluator, WeightsError
 from nard.engine.roller import (
     ROLLER_PLAN,
@@ -253,10 +258,6 @@ def load_evaluator(weights: str | Path | None = None) -> NeuralEvaluator:
     return NeuralEvaluator.load(path)
 
 
-def _five(row: Sequence[float]) -> Probabilities5:
-    return (float(row[0]), float(row[1]), float(row[2]), float(row[3]), float(row[4]))
-
-
 def _close(decision: CubeDecision) -> bool:
     """Whether a cube decision is close enough to roll out (:data:`ROLLER_CUBE_WINDOW`):
     to double or not, or to take or pass."""
@@ -334,6 +335,10 @@ class Engine:
             f"seed={self.seed!r}, time_limit={self.time_limit!r})"
         )
 
+    def _deadline(self, start: float) -> float | None:
+        """When a decision begun at ``start`` (``time.perf_counter``) must end."""
+        return None if self.time_limit is None else start + self.time_limit
+
     @property
     def plies(self) -> int:
         """The level's search depth (gnubg's plies)."""
@@ -350,7 +355,7 @@ class Engine:
         """
         depth = self.plies if plies is None else plies
         probs = evaluate_ply([position], self.evaluator, depth)
-        return _five(probs[0].tolist()), float(cubeless_equity(probs)[0])
+        return five_probabilities(probs[0]), float(cubeless_equity(probs)[0])
 
     # -- plays -------------------------------------------------------------
 
@@ -385,7 +390,7 @@ class Engine:
                 self.evaluator,
                 decision_seed(self.seed, position, dice),
                 plan,
-                deadline=None if self.time_limit is None else start + self.time_limit,
+                deadline=self._deadline(start),
             )
         if match is None or not ranking:
             return ranking
@@ -475,9 +480,8 @@ class Engine:
         decision = cube_decision(probs, ctx, position=position)
         plan = self.settings.roller
         if plan is not None and _close(decision):
-            deadline = None if self.time_limit is None else start + self.time_limit
             seed = decision_seed(self.seed, position, (0, 0))  # (0, 0): the cube's
-            probs, _ = roll_position(position, self.evaluator, seed, plan, deadline)
+            probs, _ = roll_position(position, self.evaluator, seed, plan, self._deadline(start))
             equity = float(cubeless_equity(probs))
             decision = cube_decision(probs, ctx, position=position)
         if self.settings.pip_cube:

@@ -56,6 +56,7 @@ __all__ = [
     "cubeless_equity",
     "evaluate_boards",
     "fill_outcomes",
+    "five_probabilities",
     "flip_probabilities",
     "outcome_probabilities",
 ]
@@ -113,6 +114,19 @@ def evaluate_boards(evaluator: Evaluator, boards: Boards) -> Probabilities:
         probs: Probabilities = direct(boards)
         return probs
     return evaluator.evaluate([Position(row) for row in boards.tolist()])
+
+
+def five_probabilities(probs: npt.ArrayLike) -> tuple[float, float, float, float, float]:
+    """One row of five probabilities as a tuple of floats (a ``ValueError`` for any
+    other count).
+
+    >>> five_probabilities(np.array([[0.5, 0.1, 0.0, 0.2, 0.0]]))
+    (0.5, 0.1, 0.0, 0.2, 0.0)
+    """
+    seq = [float(v) for v in np.asarray(probs, dtype=np.float64).ravel()]
+    if len(seq) != NUM_OUTPUTS:
+        raise ValueError(f"expected the five probabilities, got {seq!r}")
+    return seq[0], seq[1], seq[2], seq[3], seq[4]
 
 
 def cubeless_equity(probs: npt.ArrayLike) -> npt.NDArray[np.float64]:

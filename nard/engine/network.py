@@ -41,7 +41,7 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -114,8 +114,12 @@ class WeightsError(NardError):
     message names the file and how to restore it."""
 
 
-def _sigmoid(z: FloatArray) -> FloatArray:
-    """In place: 1 / (1 + exp(-z)) written as (1 + tanh(z / 2)) / 2, which never overflows."""
+_Floats = TypeVar("_Floats", npt.NDArray[np.float64], npt.NDArray[np.float32])
+
+
+def _sigmoid(z: _Floats) -> _Floats:
+    """In place: 1 / (1 + exp(-z)) written as (1 + tanh(z / 2)) / 2, which never
+    overflows (in the array's own precision)."""
     z *= 0.5
     np.tanh(z, out=z)
     z += 1.0
@@ -221,13 +225,6 @@ class Network:
         sizes = [hidden] if isinstance(hidden, int) else list(hidden)
         if not sizes or min(sizes) < 1:
             raise ValueError(f"hidden layers need at least one unit each, not {hidden!r}")
-        if len(sizes) == 1:
-            return cls(
-                rng.uniform(-scale, scale, (inputs, sizes[0])),
-                rng.uniform(-scale, scale, sizes[0]),
-                rng.uniform(-scale, scale, (sizes[0], NUM_OUTPUTS)),
-                rng.uniform(-scale, scale, NUM_OUTPUTS),
-            )
         fans = [inputs, *sizes, NUM_OUTPUTS]
         weights, biases = [], []
         for fan_in, fan_out in itertools.pairwise(fans):
@@ -374,22 +371,12 @@ class Network:
         """The arrays of a weights file: the parameters and the metadata checked on load.
         One hidden layer is format :data:`FORMAT` (``w1 b1 w2 b2``), more
         :data:`DEEP_FORMAT` (``w1 b1 ... wK bK``, ``hidden`` every layer's size)."""
-        if self.depth == 1:
-            return {
-                "format": np.array(FORMAT),
-                "encoding_version": np.array(ENCODING_VERSION, dtype=np.int64),
-                "inputs": np.array(self.inputs, dtype=np.int64),
-                "hidden": np.array(self.hidden, dtype=np.int64),
-                "w1": self.w1,
-                "b1": self.b1,
-                "w2": self.w2,
-                "b2": self.b2,
-            }
+        one = self.depth == 1
         arrays: dict[str, npt.NDArray[Any]] = {
-            "format": np.array(DEEP_FORMAT),
+            "format": np.array(FORMAT if one else DEEP_FORMAT),
             "encoding_version": np.array(ENCODING_VERSION, dtype=np.int64),
             "inputs": np.array(self.inputs, dtype=np.int64),
-            "hidden": np.array(self.hidden_sizes, dtype=np.int64),
+            "hidden": np.array(self.hidden if one else self.hidden_sizes, dtype=np.int64),
         }
         for i, layer in enumerate(self.layers, start=1):
             arrays[f"w{i}"] = layer[:-1]
@@ -680,19 +667,10 @@ def _forward32(weights: _Float32Weights, x: npt.NDArray[np.float32]) -> FloatArr
     for i in range(2, len(weights) - 2, 2):
         z = h @ weights[i]
         z += weights[i + 1]
-        h = _sigmoid32(z)
+        h = _sigmoid(z)
     z64 = (h @ weights[-2]).astype(np.float64)
     z64 += weights[-1]
     return _sigmoid(z64)
-
-
-def _sigmoid32(z: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """:func:`_sigmoid` in float32, in place."""
-    z *= np.float32(0.5)
-    np.tanh(z, out=z)
-    z += np.float32(1.0)
-    z *= np.float32(0.5)
-    return z
 
 
 class NeuralEvaluator:

@@ -38,7 +38,12 @@ import numpy as np
 import numpy.typing as npt
 
 from nard.core.position import Position
-from nard.engine.evaluator import Evaluator, cubeless_equity, flip_probabilities
+from nard.engine.evaluator import (
+    Evaluator,
+    cubeless_equity,
+    five_probabilities,
+    flip_probabilities,
+)
 from nard.engine.rollout import quasi_random_dice, rollout_trials
 from nard.engine.search import RankedPlay
 
@@ -88,16 +93,16 @@ def decision_seed(seed: int, position: Position, dice: Sequence[int]) -> int:
     return int(np.random.default_rng(key).integers(2**62))
 
 
-def _mover_equities(
+def _mover_trials(
     evaluator: Evaluator, results: Sequence[Position], rolls: npt.NDArray[np.int64], truncate: int
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Each candidate's trials on ``rolls``: their probabilities ``(c, n, 5)`` and
-    cubeless equities ``(c, n)``, both from the view of the side that played."""
+) -> npt.NDArray[np.float64]:
+    """Each candidate's trials on ``rolls``, ``(c, n, 5)``, from the view of the side
+    that played."""
     n = len(rolls)
     starts = np.repeat(np.array([list(r) for r in results], dtype=np.int64), n, axis=0)
     y = rollout_trials(evaluator, starts, np.tile(rolls, (len(results), 1)), truncate)
-    probs = flip_probabilities(y).reshape(len(results), n, 5)
-    return probs, cubeless_equity(probs)
+    trials: npt.NDArray[np.float64] = flip_probabilities(y).reshape(len(results), n, 5)
+    return trials
 
 
 def roll_candidates(
@@ -114,7 +119,7 @@ def roll_candidates(
     ``plan.window`` of the best, ``plan.candidates`` at most; with fewer than two
     the ranking is returned as it is. ``seed`` seeds the dice
     (:func:`decision_seed`); ``deadline`` (a reading of ``clock``) ends the
-    rollout after the block running when it passes.
+    rollout after the first block that leaves too little time for another.
 
     >>> from nard.engine.evaluator import FakeEvaluator
     >>> from nard.engine.search import rank_plays
@@ -136,20 +141,16 @@ def roll_candidates(
     results = [r.play.result for r in picked]
     active = list(range(len(picked)))
     probs_of: list[list[npt.NDArray[np.float64]]] = [[] for _ in picked]
-    equity_of: list[list[npt.NDArray[np.float64]]] = [[] for _ in picked]
     done = 0
     while done < plan.trials and len(active) > 1:
         began = clock()
         count = min(plan.block, plan.trials - done)
         rolls = quasi_random_dice(seed, done, count, plan.truncate)
-        probs, equities = _mover_equities(
-            evaluator, [results[i] for i in active], rolls, plan.truncate
-        )
+        probs = _mover_trials(evaluator, [results[i] for i in active], rolls, plan.truncate)
         for k, i in enumerate(active):
             probs_of[i].append(probs[k])
-            equity_of[i].append(equities[k])
         done += count
-        active = _survivors(active, equity_of, plan.z)
+        active = _survivors(active, probs_of, plan.z)
         # Stop when another block like this one would end past the deadline.
         now = clock()
         if deadline is not None and now + (now - began) * len(active) / len(probs) > deadline:
@@ -161,13 +162,7 @@ def roll_candidates(
         rolled.append(
             replace(
                 candidate,
-                probabilities=(
-                    float(mean[0]),
-                    float(mean[1]),
-                    float(mean[2]),
-                    float(mean[3]),
-                    float(mean[4]),
-                ),
+                probabilities=five_probabilities(mean),
                 equity=float(cubeless_equity(mean)),
                 trials=len(trials),
             )
@@ -210,15 +205,15 @@ def roll_position(
         now = clock()
         if deadline is not None and now + (now - began) > deadline:
             break
-    mean = total / done
-    return (float(mean[0]), float(mean[1]), float(mean[2]), float(mean[3]), float(mean[4])), done
+    return five_probabilities(total / done), done
 
 
 def _survivors(
-    active: list[int], equity_of: list[list[npt.NDArray[np.float64]]], z: float
+    active: list[int], probs_of: list[list[npt.NDArray[np.float64]]], z: float
 ) -> list[int]:
-    """The candidates of ``active`` not clearly behind the leader (paired trials)."""
-    series = {i: np.concatenate(equity_of[i]) for i in active}
+    """The candidates of ``active`` not clearly behind the leader, by the cubeless
+    equities of their trials (paired: the same dice)."""
+    series = {i: cubeless_equity(np.concatenate(probs_of[i])) for i in active}
     leader = max(active, key=lambda i: float(series[i].mean()))
     keep = []
     for i in active:
