@@ -321,7 +321,7 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
             raise DatasetError(f"unknown network class {name!r}: one of {', '.join(NET_CLASSES)}")
     if args.relative < 0:
         raise DatasetError(f"--relative takes a weight of at least 0, not {args.relative}")
-    sizes = tuple(args.hidden) if isinstance(args.hidden, tuple) else (int(args.hidden),)
+    sizes: tuple[int, ...] = args.hidden
     if len(sizes) > 1 and not args.torch:
         raise DatasetError(
             f"a network of {len(sizes)} hidden layers is fitted with PyTorch: add --torch"
@@ -377,12 +377,11 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
             "groups": groups[rows],
             "relative": args.relative,
         }
+        x = encode_boards(boards[rows])
         if args.torch:
-            result = fit_torch(
-                encode_boards(boards[rows]), targets[rows], init, device=args.device, **how
-            )
+            result = fit_torch(x, targets[rows], init, device=args.device, **how)
         else:
-            result = fit(encode_boards(boards[rows]), targets[rows], init, **how)
+            result = fit(x, targets[rows], init, **how)
         nets[name] = result.network
     if "contact" not in nets:
         raise DatasetError("no contact network: fit the contact class or give --init")

@@ -214,11 +214,11 @@ def _on_ray_worker(
     digest = hashlib.sha256(weights).hexdigest()[:20]
     path = Path(tempfile.gettempdir()) / f"nard-weights-{digest}.npz"
     if not path.is_file():
-        write_npz_atomic(path, read_npz_bytes(weights))
+        write_npz_atomic(path, _npz_arrays(weights))
     return work((str(path), *rest))
 
 
-def read_npz_bytes(data: bytes) -> dict[str, npt.NDArray[Any]]:
+def _npz_arrays(data: bytes) -> dict[str, npt.NDArray[Any]]:
     """The arrays of an ``.npz`` file's bytes."""
     with np.load(io.BytesIO(data), allow_pickle=False) as npz:
         return {name: npz[name] for name in npz.files}

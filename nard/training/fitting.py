@@ -29,7 +29,12 @@ import numpy.typing as npt
 from nard.engine.evaluator import NUM_OUTPUTS
 from nard.engine.network import Network
 
-__all__ = ["FitResult", "GroupedRows", "fit"]
+__all__ = ["EQUITY_WEIGHTS", "FitResult", "GroupedRows", "fit"]
+
+EQUITY_WEIGHTS = np.array([2.0, 1.0, 1.0, -1.0, -1.0], dtype=np.float32)
+"""The change in cubeless equity per unit of each output (win, win gammon, win
+backgammon, lose gammon, lose backgammon): what the order term of a fit weighs
+the outputs' errors by."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,6 @@ def fit(
     members, sizes, rows_of = grouped.members, grouped.sizes, grouped.rows_of
     val_idx, train_groups = grouped.split(rng, validation)
     held = len(val_idx)
-    equity_weights = np.array([2.0, 1.0, 1.0, -1.0, -1.0], dtype=np.float32)
     params = [p.astype(np.float32) for p in network.parameters()]
     moments = [np.zeros_like(p) for p in params]
     squares = [np.zeros_like(p) for p in params]
@@ -146,7 +150,7 @@ def fit(
     ) -> npt.NDArray[Any]:
         """(net - target) equity of each row, less its group's mean (``member``: the
         row's group, numbered from 0 within the batch)."""
-        diff = (y - tb) @ equity_weights
+        diff = (y - tb) @ EQUITY_WEIGHTS
         means = np.bincount(member, weights=diff) / np.bincount(member)
         out: npt.NDArray[Any] = diff - means[member]
         return out
@@ -171,7 +175,7 @@ def fit(
                 r = relative_residual(y, tb, member)
                 # d(relative * mean r^2)/dy = 2 relative r / rows * equity weights
                 # (the group means' own derivatives sum to zero against r).
-                dy = (2.0 * relative / len(idx)) * r[:, None] * equity_weights[None, :]
+                dy = (2.0 * relative / len(idx)) * r[:, None] * EQUITY_WEIGHTS[None, :]
                 dz2 = dz2 + (dy * y * (1.0 - y)).astype(np.float32)
             w2 = params[2]
             dz1 = (dz2 @ w2.T) * h * (1.0 - h)

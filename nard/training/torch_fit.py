@@ -25,13 +25,9 @@ import numpy.typing as npt
 
 from nard.engine.network import Network
 from nard.training.dataset import DatasetError
-from nard.training.fitting import FitResult, GroupedRows
+from nard.training.fitting import EQUITY_WEIGHTS, FitResult, GroupedRows
 
 __all__ = ["fit_torch", "from_torch", "load_torch", "pick_device", "to_torch"]
-
-_EQUITY = (2.0, 1.0, 1.0, -1.0, -1.0)
-"""Cubeless equity of the five outputs (win, win gammon, win backgammon, lose
-gammon, lose backgammon; the win's 2 counts the loss's -1 back)."""
 
 
 def load_torch() -> Any:
@@ -124,7 +120,7 @@ def fit_torch(
     xs = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(where)
     ts = torch.from_numpy(np.ascontiguousarray(targets, dtype=np.float32)).to(where)
     member_all = torch.from_numpy(members.astype(np.int64)).to(where)
-    equity = torch.tensor(_EQUITY, dtype=torch.float32, device=where)
+    equity = torch.from_numpy(EQUITY_WEIGHTS).to(where)
     model = to_torch(network, where)
     optimiser = torch.optim.Adam(model.parameters(), lr=learning_rate)
 

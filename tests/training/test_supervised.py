@@ -168,7 +168,7 @@ def test_label_and_fit_commands(tmp_path: Path) -> None:
         data=[str(dataset)],
         init=str(weights),
         classes=["contact", "race"],
-        hidden=8,
+        hidden=(8,),
         epochs=2,
         learning_rate=1e-3,
         batch=64,
@@ -203,7 +203,7 @@ def test_fit_crashed_starts_from_the_contact_net(tmp_path: Path) -> None:
     nets = tmp_path / "nets.npz"
     args = argparse.Namespace(
         weights=str(nets), data=[str(dataset)], init=str(start), classes=["crashed"],
-        hidden=6, epochs=3, learning_rate=1e-2, batch=2, seed=0, relative=0.0,
+        hidden=(6,), epochs=3, learning_rate=1e-2, batch=2, seed=0, relative=0.0,
         torch=False, device="auto",
     )  # fmt: skip
     out = io.StringIO()
