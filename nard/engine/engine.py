@@ -394,10 +394,10 @@ class Engine:
             )
         if match is None or not ranking:
             return ranking
-        if ranking[0].trials:
+        if ranking[0].trials:  # rolled out: the rollouts are the deepest look
             deepest = [r for r in ranking if r.trials]
         else:
-            deepest = [r for r in ranking if r.ply == ranking[0].ply and not r.trials]
+            deepest = [r for r in ranking if r.ply == ranking[0].ply]
         values = play_equities(
             [flip_probabilities(r.probabilities) for r in deepest],
             [r.play.result for r in deepest],
