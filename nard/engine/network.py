@@ -635,42 +635,39 @@ _ROUTES = 5
 _BEAROFF_CACHE = 200_000
 """Bear-off answers an evaluator keeps (the cache starts over past this)."""
 
-_Float32Weights = tuple[npt.NDArray[np.float32], ...]
+_Float32Weights = tuple[Any, ...]
 
 
 def _float32(net: Network) -> _Float32Weights:
     """The parameters as the compiled forward pass takes them: float32, contiguous.
-    One hidden layer: ``(w1, b1, w2 transposed, b2)``; deeper: every layer's
-    ``(w, b)`` in order, six or more arrays."""
+    One hidden layer: ``(w1, b1, w2 transposed, b2)``
+    (:func:`~nard.engine._kernels.forward_into`'s); deeper: ``(w1, b1, the later
+    layers' weights transposed, their biases)``, the last two tuples
+    (:func:`~nard.engine._kernels.deep_forward_into`'s)."""
     if net.depth == 1:
         w1, b1, w2, b2 = net.parameters()
         return tuple(np.ascontiguousarray(p, dtype=np.float32) for p in (w1, b1, w2.T, b2))
     weights, biases = net.weights_and_biases()
-    pairs = [p for w, b in zip(weights, biases, strict=True) for p in (w, b)]
-    return tuple(np.ascontiguousarray(p, dtype=np.float32) for p in pairs)
+    return (
+        np.ascontiguousarray(weights[0], dtype=np.float32),
+        np.ascontiguousarray(biases[0], dtype=np.float32),
+        tuple(np.ascontiguousarray(w.T, dtype=np.float32) for w in weights[1:]),
+        tuple(np.ascontiguousarray(b, dtype=np.float32) for b in biases[1:]),
+    )
 
 
 def _forward32(weights: _Float32Weights, x: npt.NDArray[np.float32]) -> FloatArray:
-    """:meth:`Network.forward` in float32, compiled (:mod:`nard.engine._kernels`), as float64.
-
-    A deeper network's first layer is the compiled sparse sum of the one-layer
-    network's (:func:`~nard.engine._kernels.hidden_into`); its dense layers after
-    that are float32 matrix products."""
+    """:meth:`Network.forward` in float32, compiled (:mod:`nard.engine._kernels`), as float64."""
     x = np.ascontiguousarray(x)
-    if len(weights) == 4:
-        w1, b1, w2t, b2 = weights
-        out: FloatArray = np.empty((x.shape[0], b2.shape[0]), dtype=np.float64)
-        _kernels.forward_into(x, w1, b1, w2t, b2, out)
+    if isinstance(weights[2], tuple):
+        w1, b1, dense_wt, dense_b = weights
+        out: FloatArray = np.empty((x.shape[0], dense_b[-1].shape[0]), dtype=np.float64)
+        _kernels.deep_forward_into(x, w1, b1, dense_wt, dense_b, out)
         return out
-    h = np.empty((x.shape[0], weights[1].shape[0]), dtype=np.float32)
-    _kernels.hidden_into(x, weights[0], weights[1], h)
-    for i in range(2, len(weights) - 2, 2):
-        z = h @ weights[i]
-        z += weights[i + 1]
-        h = _sigmoid(z)
-    z64 = (h @ weights[-2]).astype(np.float64)
-    z64 += weights[-1]
-    return _sigmoid(z64)
+    w1, b1, w2t, b2 = weights
+    out = np.empty((x.shape[0], b2.shape[0]), dtype=np.float64)
+    _kernels.forward_into(x, w1, b1, w2t, b2, out)
+    return out
 
 
 class NeuralEvaluator:
