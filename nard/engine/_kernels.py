@@ -637,24 +637,36 @@ _LOG2E = np.float32(1.4426950408889634)
 _EXP_LIMIT = np.float32(80.0)  # exp(80) is far inside float32; the sigmoid is 0 or 1 there
 
 
-def _sigmoid_into(h: Any, bits: Any, scale: Any) -> None:
-    """``h[j] = 1 / (1 + exp(-h[j]))`` in float32, in place, to about 2e-7: the
-    exponential is ``2**n`` (built from its bits in ``bits``, which ``scale``
-    views as float32) times the polynomial :data:`_EXP2` of the remainder."""
-    for j in range(h.shape[0]):
+def _sigmoid_head_into(h: Any, n: int, bits: Any, scale: Any) -> None:
+    """``h[j] = 1 / (1 + exp(-h[j]))`` for ``j < n``, in float32, in place, to about
+    2e-7: the exponential is ``2**k`` (built from its bits in ``bits``, which
+    ``scale`` views as float32) times the polynomial :data:`_EXP2` of the
+    remainder. (``n`` rather than a slice ``h[:n]``: a slice would cost the
+    callers' loops over ``h`` their vectorisation.)"""
+    for j in range(n):
         z = min(max(-h[j], -_EXP_LIMIT), _EXP_LIMIT) * _LOG2E
-        n = np.floor(z + np.float32(0.5))
-        f = z - n
+        k = np.floor(z + np.float32(0.5))
+        f = z - k
         p = _E6 * f + _E5
         p = p * f + _E4
         p = p * f + _E3
         p = p * f + _E2
         p = p * f + _E1
         p = p * f + _E0
-        bits[j] = (np.int32(n) + np.int32(127)) << 23
+        bits[j] = (np.int32(k) + np.int32(127)) << 23
         h[j] = p
-    for j in range(h.shape[0]):
+    for j in range(n):
         h[j] = np.float32(1.0) / (np.float32(1.0) + h[j] * scale[j])
+
+
+_sigmoid_head_into_c = numba.njit(cache=True, nogil=True, fastmath=True, inline="always")(
+    _sigmoid_head_into
+)
+
+
+def _sigmoid_into(h: Any, bits: Any, scale: Any) -> None:
+    """:func:`_sigmoid_head_into` on the whole of ``h``."""
+    _sigmoid_head_into_c(h, h.shape[0], bits, scale)
 
 
 _sigmoid_into_c = numba.njit(cache=True, nogil=True, fastmath=True, inline="always")(_sigmoid_into)
@@ -747,7 +759,7 @@ def _deep_forward_into(x: Any, w1: Any, b1: Any, dense_wt: Any, dense_b: Any, ou
     h = np.empty(hidden, dtype=np.float32)
     sums = np.empty(hidden, dtype=np.float32)
     # One layer's activations and the next's, whole rows (a slice would cost the
-    # dot products their vectorisation); units past a layer's width stay finite.
+    # dot products their vectorisation).
     acts = np.zeros((2, widest), dtype=np.float32)
     bits = np.empty(widest, dtype=np.int32)
     scale = bits.view(np.float32)
@@ -785,7 +797,7 @@ def _deep_forward_into(x: Any, w1: Any, b1: Any, dense_wt: Any, dense_b: Any, ou
         a = acts[0]
         for j in range(hidden):
             a[j] = h[j]
-        _sigmoid_into_c(a, bits, scale)
+        _sigmoid_head_into_c(a, hidden, bits, scale)
         for k in range(last + 1):
             wt = dense_wt[k]
             b = dense_b[k]
@@ -803,7 +815,7 @@ def _deep_forward_into(x: Any, w1: Any, b1: Any, dense_wt: Any, dense_b: Any, ou
                 for i in range(width):
                     s += a[i] * wt[j, i]
                 z[j] = s
-            _sigmoid_into_c(z, bits, scale)
+            _sigmoid_head_into_c(z, units, bits, scale)
             a = z
 
 
