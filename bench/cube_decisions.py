@@ -37,6 +37,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from cube_strength import GnubgCubePlayer, turn_for
@@ -194,8 +195,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
         "--weights",
-        default=str(DEFAULT_WEIGHTS),
-        help="networks whose cube is judged (the positions come from the shipped ones' games)",
+        nargs="+",
+        default=[str(DEFAULT_WEIGHTS)],
+        help="networks whose cube is judged, one or several on the same positions and "
+        "judgements (the positions come from the shipped ones' games)",
     )
     parser.add_argument(
         "--variants", nargs="+", type=Variant.parse, default=[Variant.parse("0:0:0")]
@@ -203,28 +206,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     items = sample_items(NeuralEvaluator.load(DEFAULT_WEIGHTS), args.positions, args.seed)
-    evaluator = NeuralEvaluator.load(args.weights)
     views = gnubg_views(items, args.judge_plies, args.jobs)
-    analyses = {
-        plies: nard_analyses(evaluator, items, plies)
-        for plies in sorted({v.plies for v in args.variants})
-    }
-    base = analyses.get(0) or nard_analyses(evaluator, items, 0)
-    on_table = [
-        view.doubles or base[i][0] or min(view.judge[1:]) >= view.judge[0]
-        for i, view in enumerate(views)
-    ]
     kinds = ["money" if item.context.is_money else "match" for item in items]
     rows: dict[str, list[tuple[float, float]]] = {}
     rows["gnubg 0-ply"] = [losses(v.doubles, v.takes, v.judge) for v in views]
-    for variant in args.variants:
-        row = []
-        for (double, nd, dt, dp), view in zip(analyses[variant.plies], views, strict=True):
-            if variant.double_margin:
-                double = min(dt, dp) - nd >= variant.double_margin
-            takes = dt < dp - variant.take_margin
-            row.append(losses(double, takes, view.judge))
-        rows[str(variant)] = row
+    on_table: list[bool] = []
+    for weights in args.weights:
+        evaluator = NeuralEvaluator.load(weights)
+        analyses = {
+            plies: nard_analyses(evaluator, items, plies)
+            for plies in sorted({v.plies for v in args.variants})
+        }
+        if not on_table:  # by the first networks' analysis, the same rows for every one
+            base = analyses.get(0) or nard_analyses(evaluator, items, 0)
+            on_table = [
+                view.doubles or base[i][0] or min(view.judge[1:]) >= view.judge[0]
+                for i, view in enumerate(views)
+            ]
+        for variant in args.variants:
+            row = []
+            for (double, nd, dt, dp), view in zip(analyses[variant.plies], views, strict=True):
+                if variant.double_margin:
+                    double = min(dt, dp) - nd >= variant.double_margin
+                takes = dt < dp - variant.take_margin
+                row.append(losses(double, takes, view.judge))
+            name = str(variant) if len(args.weights) == 1 else f"{variant} {Path(weights).stem}"
+            rows[name] = row
     secs = time.perf_counter() - t0
 
     n_table = sum(on_table)
@@ -237,8 +244,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{'player':<40} {'double money':>12} {'match':>7} {'take money':>11} {'match':>7} "
         f"{'both':>7} {'vs first':>16}"
+        + (f" {'vs first nard':>16}" if len(args.weights) > 1 else "")
     )
     reference: np.ndarray | None = None
+    first_nard: np.ndarray | None = None  # with several --weights, the first's figures
     for name, row in rows.items():
         data = np.array(row)
         cells = []
@@ -255,9 +264,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             diff = per_item - reference
             half = half_width(diff.tolist())
             versus = f"{1000 * diff.mean():+.1f} ± {1000 * half:.1f}"
+        against_nard = ""
+        if len(args.weights) > 1 and name != "gnubg 0-ply":
+            if first_nard is None:
+                first_nard = per_item
+            elif len(first_nard) == len(per_item):
+                diff = per_item - first_nard
+                against_nard = f"{1000 * diff.mean():+.1f} ± {1000 * half_width(diff.tolist()):.1f}"
         print(
             f"{name:<40} {cells[0]:>12.1f} {cells[1]:>7.1f} {cells[2]:>11.1f} {cells[3]:>7.1f} "
-            f"{1000 * per_item.mean():>7.1f} {versus:>16}"
+            f"{1000 * per_item.mean():>7.1f} {versus:>16} {against_nard:>16}"
         )
     print(f"{secs:.0f} s")
     return 0

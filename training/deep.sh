@@ -14,10 +14,14 @@
 # 16 x 4,000 games are about 5 million positions in 5-6 minutes. The candidate
 # is WORKDIR/deep.npz; compare it with bench/strength.py (expert@PATH, --luck)
 # before shipping it, and make its pruning net again (`nard prune`).
+# INIT=PATH starts the contact network from PATH's when its hidden layers are
+# HIDDEN (training/candidates/K1.npz: 256,128,64, at the shipped net's level),
+# else from random weights (docs/engine.md, model card step 15).
 set -euo pipefail
 work=$1 games=${2:-4000} jobs=${3:-16} hidden=${4:-256,128,64}
 nard=${NARD:-.venv/bin/nard}
 shipped=${SHIPPED:-nard/engine/data/nard-net.npz}
+init=${INIT:-$shipped}
 epochs=${EPOCHS:-20} lr=${LR:-0.002} batch=${BATCH:-512} lam=${LAM:-0.7}
 export OMP_NUM_THREADS=1
 mkdir -p "$work"
@@ -27,6 +31,6 @@ for ((j = 1; j <= jobs; j++)); do
 done
 wait
 unset OMP_NUM_THREADS  # PyTorch's own threads, where it runs on the CPU
-$nard fit "$work/deep.npz" --data "$work"/deep-*.npz --init "$shipped" \
+$nard fit "$work/deep.npz" --data "$work"/deep-*.npz --init "$init" \
     --classes contact --torch --hidden "$hidden" --epochs "$epochs" \
     --learning-rate "$lr" --batch "$batch"
