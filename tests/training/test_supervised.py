@@ -13,7 +13,6 @@ import pytest
 from nard.core.position import Position
 from nard.engine.encoding import encode_boards
 from nard.engine.engine import DEFAULT_WEIGHTS
-from nard.engine.evaluator import FakeEvaluator
 from nard.engine.network import Network, Networks, NeuralEvaluator
 from nard.engine.search import evaluate_ply
 from nard.training.cli import add_label_arguments, run_fit, run_label
@@ -28,10 +27,14 @@ from nard.training.dataset import (
 )
 from nard.training.fitting import fit
 
+# Games of the shipped networks end in about 50 turns; the pip-count FakeEvaluator's
+# hit back and forth for thousands (6 of its games were 122,000 positions, 81 s).
+SHIPPED = NeuralEvaluator.load(DEFAULT_WEIGHTS)
+
 
 def test_collected_positions_are_live_and_seeded() -> None:
-    boards = collect_positions(FakeEvaluator(), games=3, rng=random.Random(4))
-    again = collect_positions(FakeEvaluator(), games=3, rng=random.Random(4))
+    boards = collect_positions(SHIPPED, games=3, rng=random.Random(4))
+    again = collect_positions(SHIPPED, games=3, rng=random.Random(4))
     assert np.array_equal(boards, again)
     assert len(boards) > 30
     assert boards.dtype == np.int8
@@ -42,7 +45,7 @@ def test_collected_positions_are_live_and_seeded() -> None:
 
 
 def test_labels_are_the_n_ply_evaluation() -> None:
-    boards = collect_positions(FakeEvaluator(), games=1, rng=random.Random(2))[:12]
+    boards = collect_positions(SHIPPED, games=1, rng=random.Random(2))[:12]
     net = Network.random(hidden=6, seed=1)
     evaluator = NeuralEvaluator(net)
     labels = label_positions(boards, evaluator, plies=1)
@@ -52,7 +55,7 @@ def test_labels_are_the_n_ply_evaluation() -> None:
 
 
 def test_fit_learns_the_targets() -> None:
-    boards = collect_positions(FakeEvaluator(), games=6, rng=random.Random(1))
+    boards = collect_positions(SHIPPED, games=30, rng=random.Random(1))
     x = encode_boards(boards.astype(np.int64))
     teacher = Network.random(hidden=8, seed=5, scale=0.5)
     targets = teacher.forward(x).astype(np.float32)
@@ -78,7 +81,7 @@ def test_fit_weighs_the_order_of_a_group() -> None:
     """Pairs of positions whose targets differ by a fixed amount of equity, while the
     targets' level is off by a drift common to both: the relative loss fits the
     difference within pairs closer than the cross-entropy alone does."""
-    boards = collect_positions(FakeEvaluator(), games=4, rng=random.Random(3))[:120]
+    boards = collect_positions(SHIPPED, games=4, rng=random.Random(3))[:120]
     x = encode_boards(boards.astype(np.int64))
     start = Network.random(hidden=8, seed=2, scale=0.5)
     base = start.forward(x)
