@@ -268,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(args.weights) > 1 and name != "gnubg 0-ply":
             if first_nard is None:
                 first_nard = per_item
-            elif len(first_nard) == len(per_item):
+            else:
                 diff = per_item - first_nard
                 against_nard = f"{1000 * diff.mean():+.1f} ± {1000 * half_width(diff.tolist()):.1f}"
         print(

@@ -754,7 +754,7 @@ def _deep_forward_into(x: Any, w1: Any, b1: Any, dense_wt: Any, dense_b: Any, ou
     inputs = x.shape[1]
     last = len(dense_wt) - 1
     widest = hidden
-    for k in range(last):
+    for k in range(last + 1):
         widest = max(widest, dense_wt[k].shape[0])
     h = np.empty(hidden, dtype=np.float32)
     sums = np.empty(hidden, dtype=np.float32)
@@ -802,21 +802,18 @@ def _deep_forward_into(x: Any, w1: Any, b1: Any, dense_wt: Any, dense_b: Any, ou
             wt = dense_wt[k]
             b = dense_b[k]
             units, width = wt.shape
-            if k == last:
-                for j in range(units):
-                    s = b[j]
-                    for i in range(width):
-                        s += a[i] * wt[j, i]
-                    out[r, j] = 1.0 / (1.0 + np.exp(-np.float64(s)))
-                break
             z = acts[(k + 1) % 2]
             for j in range(units):
                 s = b[j]
                 for i in range(width):
                     s += a[i] * wt[j, i]
                 z[j] = s
-            _sigmoid_head_into_c(z, units, bits, scale)
-            a = z
+            if k < last:
+                _sigmoid_head_into_c(z, units, bits, scale)
+                a = z
+            else:
+                for j in range(units):
+                    out[r, j] = 1.0 / (1.0 + np.exp(-np.float64(z[j])))
 
 
 deep_forward_into = numba.njit(cache=True, nogil=True, fastmath=True)(_deep_forward_into)

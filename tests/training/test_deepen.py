@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from nard.engine.encoding import encode_boards
+from nard.engine.evaluator import cubeless_equity
 from nard.engine.network import Network, Networks, NeuralEvaluator
 from nard.training.playout import play_games
 
@@ -37,9 +38,8 @@ def test_a_stacked_layer_keeps_the_networks_equities(tmp_path: Path) -> None:
     games = play_games(NeuralEvaluator(shipped), 2, seed=5)
     boards = np.ascontiguousarray(games.boards, dtype=np.int64)
     x = encode_boards(boards).astype(np.float64)
-    weights = np.array([2.0, 1.0, 1.0, -1.0, -1.0])
-    before = shipped.contact.forward(x) @ weights
-    after = deeper.contact.forward(x) @ weights
+    before = cubeless_equity(shipped.contact.forward(x))
+    after = cubeless_equity(deeper.contact.forward(x))
     assert np.sqrt(np.mean((before - after) ** 2)) < 0.005
     assert np.abs(before - after).max() < 0.02
     with pytest.raises(SystemExit, match="at least 5 units"):

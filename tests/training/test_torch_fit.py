@@ -52,7 +52,8 @@ def test_a_deep_network_is_saved_loaded_and_evaluated_as_numpy_computes_it(
     x = encode_boards(positions)
     compiled = _forward32(_float32(net), x)  # the engine's float32 path
     assert np.abs(compiled - net.forward(x)).max() < 1e-5
-    for sizes in ((6, 12), (40, 3)):  # a later layer wider than the first, two layers
+    # a later layer wider than the first; two layers; layers narrower than the outputs
+    for sizes in ((6, 12), (40, 3), (2, 2)):
         other = Network.random(hidden=sizes, seed=7, scale=0.3)
         assert np.abs(_forward32(_float32(other), x) - other.forward(x)).max() < 1e-5
     # in a bundle, and played by the engine
