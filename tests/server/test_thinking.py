@@ -250,3 +250,34 @@ def test_a_worker_says_when_it_is_warm() -> None:
             pool.close()
 
     asyncio.run(scenario())
+
+
+def test_a_worker_starts_without_the_web_application_or_a_warning() -> None:
+    """``python -m nard.server.thinking`` ran with the package's ``__init__`` having
+    imported the module already (the web application imports it): runpy warned on
+    every start (``make run`` printed a RuntimeWarning) and each worker loaded
+    FastAPI for nothing. The package now loads its names on first use."""
+    import os
+    import subprocess
+    import sys
+
+    started = subprocess.run(
+        [sys.executable, "-W", "error::RuntimeWarning", "-m", "nard.server.thinking"]
+        + [str(os.getpid())],
+        input=b"",  # no requests: the worker warms up, says so, and ends
+        capture_output=True,
+        timeout=300,
+    )
+    assert started.returncode == 0, started.stderr.decode()
+    assert b"RuntimeWarning" not in started.stderr
+    assert started.stdout  # the "warm" message
+    imported = subprocess.run(
+        [sys.executable, "-c", "import sys, nard.server.thinking; print('fastapi' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert imported.stdout.strip() == "False", imported.stderr
+    from nard.server import Settings, create_app
+
+    assert callable(create_app) and Settings.__name__ == "Settings"
