@@ -226,6 +226,20 @@ def cpu_seconds(pid: int) -> float:
     return sum(stats[p][1] for p in tree if p in stats) / os.sysconf("SC_CLK_TCK")
 
 
+def core_sets(processes: int, cores_each: int | None) -> list[set[int] | None]:
+    """The cores each server process (and its engine worker) is confined to: ``cores_each``
+    distinct cores of this machine per process, or no confinement."""
+    if cores_each is None:
+        return [None] * processes
+    mine = sorted(os.sched_getaffinity(0))
+    if processes * cores_each > len(mine):
+        sys.exit(
+            f"server_load.py: {processes} process(es) x {cores_each} core(s) each "
+            f"need {processes * cores_each} cores; this process may use {len(mine)}"
+        )
+    return [set(mine[i * cores_each : (i + 1) * cores_each]) for i in range(processes)]
+
+
 def run(
     label: str,
     code: Path,
@@ -234,11 +248,13 @@ def run(
     actions: int,
     processes: int,
     redis_url: str,
+    cores_each: int | None = None,
+    redis_for_one: bool = False,
 ) -> Result:
     folder = Path(tempfile.mkdtemp(prefix="nard-load-"))
     ports = [free_port() for _ in range(processes)]
     servers = []
-    for port in ports:
+    for port, cores in zip(ports, core_sets(processes, cores_each), strict=True):
         env = {
             **os.environ,
             "PYTHONPATH": str(code),
@@ -249,7 +265,7 @@ def run(
             "NARD_LIMITS": "guest= table= action= hint=",
             "NARD_LOG_LEVEL": "warning",
         }
-        if processes > 1:
+        if processes > 1 or redis_for_one:
             env["NARD_REDIS_URL"] = redis_url
         servers.append(
             subprocess.Popen(
@@ -258,6 +274,10 @@ def run(
                 cwd=code,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                # The engine worker the server starts inherits the confinement.
+                preexec_fn=None
+                if cores is None
+                else lambda cores=cores: os.sched_setaffinity(0, cores),
             )
         )
     bases = [f"http://127.0.0.1:{port}" for port in ports]
@@ -267,11 +287,17 @@ def run(
             while True:
                 try:
                     httpx.get(base + "/api/health", timeout=1).raise_for_status()
-                    break
+                    # Ready: the engine worker warm (its start-up's CPU, seconds of it,
+                    # is not the load's) and, with Redis, subscribed. Older servers
+                    # (the baselines) have no /readyz.
+                    ready = httpx.get(base + "/readyz", timeout=1)
+                    if ready.status_code == 404 or ready.json().get("status") == "ready":
+                        break
                 except httpx.HTTPError:
-                    if time.monotonic() > deadline:
-                        sys.exit(f"server_load.py: the server at {base} did not start")
-                    time.sleep(0.2)
+                    pass
+                if time.monotonic() > deadline:
+                    sys.exit(f"server_load.py: the server at {base} did not start")
+                time.sleep(0.2)
         # Warm up (the engine's first decisions), then measure.
         asyncio.run(load(bases, 2, 5))
         cpu_before = sum(cpu_seconds(s.pid) for s in servers)
@@ -308,11 +334,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default=None, help="a commit whose server is the reference")
     parser.add_argument("--baseline-processes", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=1, help="alternate the runs this often")
+    parser.add_argument(
+        "--redis-for-one",
+        action="store_true",
+        help="a single server process uses Redis too, as one process of a deployment "
+        "behind Redis does (by default only several processes do)",
+    )
+    parser.add_argument(
+        "--cores-each",
+        type=int,
+        default=None,
+        help="confine each server process and its engine worker to this many cores of their "
+        "own (the load generator is not confined): how throughput grows with processes "
+        "when each has cores to run on, on a machine with few",
+    )
     args = parser.parse_args(argv)
     where = "PostgreSQL" if args.postgres else "SQLite"
+    confined = f", {args.cores_each} core(s) per server process" if args.cores_each else ""
     print(
         f"{args.games} guests at once against the expert, "
-        f"up to {args.actions} actions each, {where}"
+        f"up to {args.actions} actions each, {where}{confined}"
     )
     results: dict[str, list[Result]] = {}
     with contextlib.ExitStack() as stack:
@@ -324,7 +365,17 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append((label, baseline, args.baseline_processes))
             for label, code, processes in runs:
                 with database(args.postgres, Path(tempfile.mkdtemp())) as url:
-                    result = run(label, code, url, args.games, args.actions, processes, args.redis)
+                    result = run(
+                        label,
+                        code,
+                        url,
+                        args.games,
+                        args.actions,
+                        processes,
+                        args.redis,
+                        args.cores_each,
+                        args.redis_for_one,
+                    )
                 print("  " + result.line(), flush=True)
                 results.setdefault(label, []).append(result)
     if baseline is not None:

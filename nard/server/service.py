@@ -53,7 +53,6 @@ from typing import Any, TypeVar
 import orjson
 from redis import Redis as SyncRedis
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from nard.computer import DecisionSnapshot, computer_command, cube_context, forced_command
 from nard.core import NardError, Position
@@ -73,6 +72,7 @@ from nard.notation.json_record import write_json
 from nard.notation.mat import write_mat
 from nard.notation.positions import read_position
 from nard.notation.sgf import write_sgf
+from nard.server.announcer import Announcer
 from nard.server.chouette import ChouetteTable, parse_command
 from nard.server.metrics import Metrics
 from nard.server.models import PlayerRow
@@ -268,7 +268,7 @@ class TableService:
         """Whether the Redis subscription is up (always False without ``redis_url``)."""
         self.stopping = False
         self._redis: Redis | None = None
-        self._publisher: SyncRedis | None = None
+        self._announcer: Announcer | None = None
         self._starts = 0  # start() calls not yet stopped (one per test client on this app)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._server_seeds = server_seeds or (lambda: secrets.token_bytes(SEED_BYTES))
@@ -314,8 +314,9 @@ class TableService:
             self._pool.submit(self._warm_engine)
         if self.redis_url is None:
             return
-        self._publisher = SyncRedis.from_url(
-            self.redis_url, socket_connect_timeout=1, socket_timeout=1
+        self._announcer = Announcer(
+            SyncRedis.from_url(self.redis_url, socket_connect_timeout=1, socket_timeout=1),
+            CHANNEL,
         )
         self._redis = Redis.from_url(
             self.redis_url,
@@ -347,8 +348,9 @@ class TableService:
         if self._redis is not None:
             with contextlib.suppress(Exception):
                 await self._redis.aclose()
-        if self._publisher is not None:
-            self._publisher.close()
+        if self._announcer is not None:
+            self._announcer.close()
+            self._announcer = None
         self.redis_ok = False
 
     async def _rate_unrated_once(self) -> None:
@@ -1651,15 +1653,13 @@ class TableService:
         self._publish(f"table {self.origin} {table.id} {table.seq}")
 
     def _publish(self, message: str) -> None:
-        """Announce ``message`` to the other processes (a synchronous round trip of a
-        fraction of a millisecond, from whichever event loop committed). While this
-        process's subscription is down it says nothing: the others poll meanwhile."""
-        if self._publisher is None or not self.redis_ok:
+        """Announce ``message`` to the other processes: queued for the announcer's
+        thread (:mod:`nard.server.announcer`), which publishes it on Redis, so that no
+        event loop waits for the round trip. While this process's subscription is
+        down it says nothing: the others poll meanwhile."""
+        if self._announcer is None or not self.redis_ok:
             return
-        try:
-            self._publisher.publish(CHANNEL, message)
-        except (RedisError, OSError) as exc:
-            log.warning("could not publish on Redis (%s): the others poll", exc)
+        self._announcer.announce(message)
 
     def _tell_watchers(self, table: AnyTable) -> None:
         """Queue the table's new state on every watcher, one serialisation per distinct
