@@ -261,9 +261,9 @@ def test_a_worker_starts_without_the_web_application_or_a_warning() -> None:
     import subprocess
     import sys
 
+    worker = ["-W", "error::RuntimeWarning", "-m", "nard.server.thinking", str(os.getpid())]
     started = subprocess.run(
-        [sys.executable, "-W", "error::RuntimeWarning", "-m", "nard.server.thinking"]
-        + [str(os.getpid())],
+        [sys.executable, *worker],
         input=b"",  # no requests: the worker warms up, says so, and ends
         capture_output=True,
         timeout=300,
