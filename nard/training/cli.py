@@ -148,6 +148,14 @@ def add_label_arguments(parser: argparse.ArgumentParser) -> None:
         default=0.12,
         help="with --siblings: plays within this equity of the best (default 0.12)",
     )
+    parser.add_argument(
+        "--win-range",
+        type=float,
+        nargs=2,
+        metavar=("LOW", "HIGH"),
+        help="with --rollout: only positions whose 0-ply winning chance (the side on "
+        "roll's) is between LOW and HIGH, e.g. 0.55 0.95 for the doubling window",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="processes")
     parser.add_argument(
@@ -182,8 +190,15 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
             )
         if args.siblings == 1 or args.siblings < 0 or args.window < 0:
             raise DatasetError("--siblings takes 0 or at least 2 plays, --window at least 0")
+        if args.win_range is not None and not 0.0 <= args.win_range[0] <= args.win_range[1] <= 1.0:
+            raise DatasetError(
+                f"--win-range takes LOW HIGH with 0 <= LOW <= HIGH <= 1, not "
+                f"{args.win_range[0]:g} {args.win_range[1]:g}"
+            )
     elif args.siblings:
         raise DatasetError("--siblings goes with --rollout")
+    elif args.win_range is not None:
+        raise DatasetError("--win-range goes with --rollout")
     t = time.perf_counter()
     if args.rollout is not None:
         random_play = 0.02 if args.random_play is None else args.random_play
@@ -199,6 +214,7 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
             siblings=args.siblings,
             window=args.window,
             ray_address=args.ray,
+            win_range=None if args.win_range is None else tuple(args.win_range),
         )
         how = f"by rollouts of {args.rollout} trials cut at {args.truncate} turns"
         if args.siblings:

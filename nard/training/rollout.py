@@ -123,14 +123,25 @@ def rollout_labels(
 
 
 def rollout_positions(
-    evaluator: Evaluator, games: int, seed: int, share: float, random_play: float = 0.02
+    evaluator: Evaluator,
+    games: int,
+    seed: int,
+    share: float,
+    random_play: float = 0.02,
+    win_range: tuple[float, float] | None = None,
 ) -> npt.NDArray[np.int8]:
     """A seeded ``share`` of the positions of ``games`` self-play games at 0-ply (with
-    ``random_play`` of random plays): openings and pure bear-offs left out."""
+    ``random_play`` of random plays): openings and pure bear-offs left out; with
+    ``win_range`` (low, high) only those where the side on roll wins with a 0-ply
+    chance in that range (``(0.55, 0.95)``: the doubling window, where the cube is
+    decided and a net's errors cost whole cubes)."""
     played = play_games(evaluator, games, seed=seed, random_play=random_play)
     keep = played.to_label()
     keep &= np.random.default_rng([seed, 1]).random(len(played)) < share
     picked: npt.NDArray[np.int8] = played.boards[keep]
+    if win_range is not None and len(picked):
+        wins = evaluate_boards(evaluator, picked.astype(np.int64))[:, 0]
+        picked = picked[(wins >= win_range[0]) & (wins <= win_range[1])]
     return picked
 
 
@@ -180,9 +191,9 @@ def sibling_plays(
 
 
 def _work(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    weights, games, seed, share, trials, truncate, random_play, siblings, window = args
+    weights, games, seed, share, trials, truncate, random_play, siblings, window, wins = args
     evaluator = NeuralEvaluator.load(weights)
-    boards = rollout_positions(evaluator, games, seed, share, random_play)
+    boards = rollout_positions(evaluator, games, seed, share, random_play, wins)
     groups = None
     if siblings:
         boards, groups = sibling_plays(evaluator, boards, siblings, window, seed)
@@ -203,6 +214,7 @@ def rollout_dataset(
     siblings: int = 0,
     window: float = 0.12,
     ray_address: str | None = None,
+    win_range: tuple[float, float] | None = None,
 ) -> Dataset:
     """A share ``share`` of the positions of ``games`` self-play games of the networks at
     ``weights``, labelled by rollouts of ``trials`` trials cut at ``truncate`` turns;
@@ -212,9 +224,15 @@ def rollout_dataset(
 
     With ``siblings`` (2 or more), each position drawn is replaced by the
     positions its ``siblings`` best plays of a seeded roll reach (within
-    ``window`` of the best: :func:`sibling_plays`), rolled out on common dice."""
+    ``window`` of the best: :func:`sibling_plays`), rolled out on common dice.
+    With ``win_range``, only positions whose 0-ply winning chance is in it
+    (:func:`rollout_positions`)."""
     if not 0.0 < share <= 1.0:
         raise ValueError(f"share must be in (0, 1], not {share!r}")
+    if win_range is not None and not 0.0 <= win_range[0] <= win_range[1] <= 1.0:
+        raise ValueError(
+            f"win_range must be (low, high) with 0 <= low <= high <= 1, not {win_range!r}"
+        )
     if siblings == 1 or siblings < 0:
         raise ValueError(f"siblings must be 0 (none) or at least 2, not {siblings!r}")
     parts = map_game_chunks(
@@ -230,6 +248,7 @@ def rollout_dataset(
         random_play,
         siblings,
         window,
+        win_range,
         ray_address=ray_address,
     )
     boards = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 26), np.int8)
@@ -250,6 +269,7 @@ def rollout_dataset(
         "random_play": random_play,
         "siblings": siblings,
         "window": window,
+        **({"win_range": list(win_range)} if win_range is not None else {}),
         "made": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     return Dataset(boards, targets, info, groups)

@@ -180,8 +180,16 @@ def test_screenshots_of_the_board_keep_their_layout(
     # and its field once pushed the button off the side).
     page.wait_for_selector("#contribute")
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1
-    button = page.locator("#contribute").bounding_box()
-    assert button is not None and button["x"] >= 0 and button["x"] + button["width"] <= width
+    # Measured in the page in one go: the page renders the card afresh on every table
+    # update, and a locator's box of a node replaced meanwhile is None (a CI run saw it).
+    button = page.wait_for_function(
+        """() => {
+            const b = document.querySelector('#contribute');
+            const r = b && b.getBoundingClientRect();
+            return r && r.width > 0 ? {x: r.x, width: r.width} : null;
+        }"""
+    ).json_value()
+    assert button["x"] >= 0 and button["x"] + button["width"] <= width
     contribute(page)
     page.wait_for_selector("#board .checker")
     shot = page.screenshot(path=str(tmp_path / f"board-{locale}-{width}.png"), full_page=True)

@@ -227,3 +227,29 @@ def test_label_command_by_sibling_rollouts(tmp_path: Path) -> None:
         run_label(argparse.Namespace(**{**vars(args), "rollout": None}), out)
     with pytest.raises(ValueError, match="siblings"):
         rollout_dataset(DEFAULT_WEIGHTS, games=1, siblings=1)
+
+
+def test_label_command_by_rollouts_of_the_doubling_window(tmp_path: Path) -> None:
+    """``--win-range`` keeps the positions where the side on roll's 0-ply winning
+    chance is in the range: the doubling window, where the cube is decided."""
+    out = io.StringIO()
+    path = tmp_path / "w.npz"
+    args = _label_args(
+        str(path), "--weights", str(DEFAULT_WEIGHTS), "--games", "2", "--seed", "5",
+        "--rollout", "1", "--truncate", "1", "--share", "1", "--win-range", "0.6", "0.9",
+    )  # fmt: skip
+    assert run_label(args, out) == 0
+    made = load_dataset(path)
+    assert made.info["win_range"] == [0.6, 0.9] and len(made) > 0
+    wins = NeuralEvaluator.load(DEFAULT_WEIGHTS).evaluate_boards(made.boards.astype(np.int64))
+    assert ((wins[:, 0] >= 0.6) & (wins[:, 0] <= 0.9)).all()
+    whole = tmp_path / "all.npz"
+    args_all = argparse.Namespace(**{**vars(args), "dataset": str(whole), "win_range": None})
+    assert run_label(args_all, out) == 0
+    assert len(load_dataset(whole)) > len(made)  # the same games, fewer positions kept
+    with pytest.raises(DatasetError, match="--win-range takes LOW HIGH"):
+        run_label(argparse.Namespace(**{**vars(args), "win_range": [0.9, 0.6]}), out)
+    with pytest.raises(DatasetError, match="--win-range goes with --rollout"):
+        run_label(argparse.Namespace(**{**vars(args), "rollout": None}), out)
+    with pytest.raises(ValueError, match="win_range"):
+        rollout_dataset(DEFAULT_WEIGHTS, games=1, win_range=(0.5, 1.5))
