@@ -156,6 +156,12 @@ def add_label_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --rollout: only positions whose 0-ply winning chance (the side on "
         "roll's) is between LOW and HIGH, e.g. 0.55 0.95 for the doubling window",
     )
+    parser.add_argument(
+        "--crashed",
+        action="store_true",
+        help="with --rollout: only crashed positions (a side with at most 6 checkers in "
+        "play), the class a crashed network is fitted on (nard fit --classes crashed)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="processes")
     parser.add_argument(
@@ -199,6 +205,8 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
         raise DatasetError("--siblings goes with --rollout")
     elif args.win_range is not None:
         raise DatasetError("--win-range goes with --rollout")
+    elif args.crashed:
+        raise DatasetError("--crashed goes with --rollout")
     t = time.perf_counter()
     if args.rollout is not None:
         random_play = 0.02 if args.random_play is None else args.random_play
@@ -215,6 +223,7 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
             window=args.window,
             ray_address=args.ray,
             win_range=None if args.win_range is None else tuple(args.win_range),
+            crashed=args.crashed,
         )
         how = f"by rollouts of {args.rollout} trials cut at {args.truncate} turns"
         if args.siblings:

@@ -12,6 +12,7 @@ import pytest
 
 from nard.core.position import Position
 from nard.engine.bearoff import bearoff_rows
+from nard.engine.encoding import crashed_flags
 from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.evaluator import FakeEvaluator, cubeless_equity, flip_probabilities
 from nard.engine.network import NeuralEvaluator
@@ -253,3 +254,20 @@ def test_label_command_by_rollouts_of_the_doubling_window(tmp_path: Path) -> Non
         run_label(argparse.Namespace(**{**vars(args), "rollout": None}), out)
     with pytest.raises(ValueError, match="win_range"):
         rollout_dataset(DEFAULT_WEIGHTS, games=1, win_range=(0.5, 1.5))
+
+
+def test_label_command_by_rollouts_of_crashed_positions(tmp_path: Path) -> None:
+    """``--crashed`` keeps the crashed positions (a side with at most 6 checkers in
+    play), the class whose net errors cost the cube most (docs/engine.md)."""
+    out = io.StringIO()
+    path = tmp_path / "c.npz"
+    args = _label_args(
+        str(path), "--weights", str(DEFAULT_WEIGHTS), "--games", "4", "--seed", "5",
+        "--rollout", "1", "--truncate", "1", "--share", "1", "--crashed",
+    )  # fmt: skip
+    assert run_label(args, out) == 0
+    made = load_dataset(path)
+    assert made.info["crashed"] is True and len(made) > 0
+    assert crashed_flags(made.boards.astype(np.int64)).all()
+    with pytest.raises(DatasetError, match="--crashed goes with --rollout"):
+        run_label(argparse.Namespace(**{**vars(args), "rollout": None}), out)
