@@ -162,6 +162,14 @@ def add_label_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --rollout: only crashed positions (a side with at most 6 checkers in "
         "play), the class a crashed network is fitted on (nard fit --classes crashed)",
     )
+    parser.add_argument(
+        "--min-off",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --rollout: only contact positions where a side has borne off at "
+        "least N checkers",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="processes")
     parser.add_argument(
@@ -194,6 +202,8 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
                 "--rollout takes at least 1 trial, --truncate at least 0 turns, "
                 "--share a share in (0, 1]"
             )
+        if not 0 <= args.min_off <= 14:
+            raise DatasetError(f"--min-off takes 0 to 14 checkers, not {args.min_off}")
         if args.siblings == 1 or args.siblings < 0 or args.window < 0:
             raise DatasetError("--siblings takes 0 or at least 2 plays, --window at least 0")
         if args.win_range is not None and not 0.0 <= args.win_range[0] <= args.win_range[1] <= 1.0:
@@ -207,6 +217,8 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
         raise DatasetError("--win-range goes with --rollout")
     elif args.crashed:
         raise DatasetError("--crashed goes with --rollout")
+    elif args.min_off:
+        raise DatasetError("--min-off goes with --rollout")
     t = time.perf_counter()
     if args.rollout is not None:
         random_play = 0.02 if args.random_play is None else args.random_play
@@ -224,6 +236,7 @@ def run_label(args: argparse.Namespace, out: Any = None) -> int:
             ray_address=args.ray,
             win_range=None if args.win_range is None else tuple(args.win_range),
             crashed=args.crashed,
+            min_off=args.min_off,
         )
         how = f"by rollouts of {args.rollout} trials cut at {args.truncate} turns"
         if args.siblings:

@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from nard.core.dice import ALL_ROLLS
 from nard.engine import _kernels
-from nard.engine.encoding import crashed_flags
+from nard.engine.encoding import crashed_flags, race_flags
 from nard.engine.evaluator import NUM_OUTPUTS, Evaluator, cubeless_equity, evaluate_boards
 from nard.engine.luck import ROLL_WEIGHTS
 from nard.engine.network import NeuralEvaluator
@@ -131,6 +131,7 @@ def rollout_positions(
     random_play: float = 0.02,
     win_range: tuple[float, float] | None = None,
     crashed: bool = False,
+    min_off: int = 0,
 ) -> npt.NDArray[np.int8]:
     """A seeded ``share`` of the positions of ``games`` self-play games at 0-ply (with
     ``random_play`` of random plays): openings and pure bear-offs left out; with
@@ -138,13 +139,19 @@ def rollout_positions(
     chance in that range (``(0.55, 0.95)``: the doubling window, where the cube is
     decided and a net's errors cost whole cubes); with ``crashed``, only crashed
     positions (:func:`~nard.engine.encoding.crashed_flags`: a side with at most 6
-    checkers in play, where the net's errors are largest)."""
+    checkers in play); with ``min_off``, only contact positions where a side has borne
+    off at least that many checkers (where the net overrates that side most:
+    docs/engine.md)."""
     played = play_games(evaluator, games, seed=seed, random_play=random_play)
     keep = played.to_label()
     keep &= np.random.default_rng([seed, 1]).random(len(played)) < share
     picked: npt.NDArray[np.int8] = played.boards[keep]
     if crashed and len(picked):
         picked = picked[crashed_flags(picked)]
+    if min_off and len(picked):
+        boards = picked.astype(np.int64)
+        off = 15 - np.minimum(np.clip(boards, 0, None).sum(1), np.clip(-boards, 0, None).sum(1))
+        picked = picked[(off >= min_off) & ~race_flags(boards)]
     if win_range is not None and len(picked):
         wins = evaluate_boards(evaluator, picked.astype(np.int64))[:, 0]
         picked = picked[(wins >= win_range[0]) & (wins <= win_range[1])]
@@ -197,11 +204,10 @@ def sibling_plays(
 
 
 def _work(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    weights, games, seed, share, trials, truncate, random_play, siblings, window, wins, crashed = (
-        args
-    )
+    (weights, games, seed, share, trials, truncate, random_play, siblings, window) = args[:9]
+    wins, crashed, min_off = args[9:]
     evaluator = NeuralEvaluator.load(weights)
-    boards = rollout_positions(evaluator, games, seed, share, random_play, wins, crashed)
+    boards = rollout_positions(evaluator, games, seed, share, random_play, wins, crashed, min_off)
     groups = None
     if siblings:
         boards, groups = sibling_plays(evaluator, boards, siblings, window, seed)
@@ -224,6 +230,7 @@ def rollout_dataset(
     ray_address: str | None = None,
     win_range: tuple[float, float] | None = None,
     crashed: bool = False,
+    min_off: int = 0,
 ) -> Dataset:
     """A share ``share`` of the positions of ``games`` self-play games of the networks at
     ``weights``, labelled by rollouts of ``trials`` trials cut at ``truncate`` turns;
@@ -235,7 +242,8 @@ def rollout_dataset(
     positions its ``siblings`` best plays of a seeded roll reach (within
     ``window`` of the best: :func:`sibling_plays`), rolled out on common dice.
     With ``win_range``, only positions whose 0-ply winning chance is in it; with
-    ``crashed``, only crashed positions (:func:`rollout_positions`)."""
+    ``crashed``, only crashed positions; with ``min_off``, only contact positions
+    where a side has borne off that many (:func:`rollout_positions`)."""
     if not 0.0 < share <= 1.0:
         raise ValueError(f"share must be in (0, 1], not {share!r}")
     if win_range is not None and not 0.0 <= win_range[0] <= win_range[1] <= 1.0:
@@ -259,6 +267,7 @@ def rollout_dataset(
         window,
         win_range,
         crashed,
+        min_off,
         ray_address=ray_address,
     )
     boards = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 26), np.int8)
@@ -281,6 +290,7 @@ def rollout_dataset(
         "window": window,
         **({"win_range": list(win_range)} if win_range is not None else {}),
         **({"crashed": True} if crashed else {}),
+        **({"min_off": min_off} if min_off else {}),
         "made": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     return Dataset(boards, targets, info, groups)

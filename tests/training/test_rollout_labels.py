@@ -12,7 +12,7 @@ import pytest
 
 from nard.core.position import Position
 from nard.engine.bearoff import bearoff_rows
-from nard.engine.encoding import crashed_flags
+from nard.engine.encoding import crashed_flags, race_flags
 from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.evaluator import FakeEvaluator, cubeless_equity, flip_probabilities
 from nard.engine.network import NeuralEvaluator
@@ -271,3 +271,24 @@ def test_label_command_by_rollouts_of_crashed_positions(tmp_path: Path) -> None:
     assert crashed_flags(made.boards.astype(np.int64)).all()
     with pytest.raises(DatasetError, match="--crashed goes with --rollout"):
         run_label(argparse.Namespace(**{**vars(args), "rollout": None}), out)
+
+
+def test_label_command_by_rollouts_of_positions_with_checkers_off(tmp_path: Path) -> None:
+    """``--min-off N`` keeps the contact positions where a side has borne off at least
+    N checkers: the net overrates that side (docs/engine.md, the cube's take errors)."""
+    out = io.StringIO()
+    path = tmp_path / "o.npz"
+    args = _label_args(
+        str(path), "--weights", str(DEFAULT_WEIGHTS), "--games", "8", "--seed", "5",
+        "--rollout", "1", "--truncate", "1", "--share", "1", "--min-off", "7",
+    )  # fmt: skip
+    assert run_label(args, out) == 0
+    made = load_dataset(path)
+    assert made.info["min_off"] == 7 and len(made) > 0
+    boards = made.boards.astype(np.int64)
+    in_play = np.minimum(np.clip(boards, 0, None).sum(1), np.clip(-boards, 0, None).sum(1))
+    assert (15 - in_play >= 7).all() and not race_flags(boards).any()
+    with pytest.raises(DatasetError, match="--min-off goes with --rollout"):
+        run_label(argparse.Namespace(**{**vars(args), "rollout": None}), out)
+    with pytest.raises(DatasetError, match="--min-off takes 0 to 14"):
+        run_label(argparse.Namespace(**{**vars(args), "min_off": 15}), out)
