@@ -63,10 +63,6 @@ class Announcer:
 
     def __init__(self, client: Publisher, channel: str) -> None:
         self.channel = channel
-        self.published = 0
-        """Messages published so far."""
-        self.failed = 0
-        """Messages given up (Redis was unreachable)."""
         self._client = client
         self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="nard-announcer", daemon=True)
@@ -102,9 +98,7 @@ class Announcer:
             for message in messages:
                 pipe.publish(self.channel, message)
             pipe.execute()
-            self.published += len(messages)
         except (RedisError, OSError) as exc:
-            self.failed += len(messages)
             log.warning(
                 "could not publish %d message(s) on Redis (%s): the others poll",
                 len(messages),

@@ -204,10 +204,14 @@ def sibling_plays(
 
 
 def _work(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    (weights, games, seed, share, trials, truncate, random_play, siblings, window) = args[:9]
-    wins, crashed, min_off = args[9:]
+    (
+        weights, games, seed, share, trials, truncate, random_play, siblings, window,
+        win_range, crashed, min_off,
+    ) = args  # fmt: skip
     evaluator = NeuralEvaluator.load(weights)
-    boards = rollout_positions(evaluator, games, seed, share, random_play, wins, crashed, min_off)
+    boards = rollout_positions(
+        evaluator, games, seed, share, random_play, win_range, crashed, min_off
+    )
     groups = None
     if siblings:
         boards, groups = sibling_plays(evaluator, boards, siblings, window, seed)
