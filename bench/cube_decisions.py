@@ -203,6 +203,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--variants", nargs="+", type=Variant.parse, default=[Variant.parse("0:0:0")]
     )
+    parser.add_argument(
+        "--worst",
+        type=int,
+        default=0,
+        metavar="N",
+        help="list the N costliest decisions of the first nard variant (position, "
+        "cube, checkers off, nard's and the judge's equities)",
+    )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     items = sample_items(NeuralEvaluator.load(DEFAULT_WEIGHTS), args.positions, args.seed)
@@ -211,6 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: dict[str, list[tuple[float, float]]] = {}
     rows["gnubg 0-ply"] = [losses(v.doubles, v.takes, v.judge) for v in views]
     on_table: list[bool] = []
+    first_analysis: list[tuple[bool, float, float, float]] = []
     for weights in args.weights:
         evaluator = NeuralEvaluator.load(weights)
         analyses = {
@@ -225,11 +234,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             ]
         for variant in args.variants:
             row = []
+            verdicts = []
             for (double, nd, dt, dp), view in zip(analyses[variant.plies], views, strict=True):
                 if variant.double_margin:
                     double = min(dt, dp) - nd >= variant.double_margin
                 takes = dt < dp - variant.take_margin
                 row.append(losses(double, takes, view.judge))
+                verdicts.append((double, nd, dt, dp))
+            if not first_analysis:
+                first_analysis = verdicts
             name = str(variant) if len(args.weights) == 1 else f"{variant} {Path(weights).stem}"
             rows[name] = row
     secs = time.perf_counter() - t0
@@ -276,7 +289,51 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{1000 * per_item.mean():>7.1f} {versus:>16} {against_nard:>16}"
         )
     print(f"{secs:.0f} s")
+    if args.worst:
+        first = next(name for name in rows if name != "gnubg 0-ply")
+        print_worst(items, views, on_table, rows[first], first_analysis, first, args.worst)
     return 0
+
+
+def print_worst(
+    items: list[Item],
+    views: list[GnubgView],
+    on_table: list[bool],
+    row: list[tuple[float, float]],
+    analysis: list[tuple[bool, float, float, float]],
+    name: str,
+    count: int,
+) -> None:
+    """The ``count`` decisions where ``name`` gave up the most, doubler and taker
+    apart: where to look for what the net misjudges."""
+    for col, role in ((0, "doubler"), (1, "taker")):
+        ranked = sorted(
+            (i for i in range(len(items)) if col == 0 or on_table[i]),
+            key=lambda i: -row[i][col],
+        )[:count]
+        print(f"\n{name}: the {len(ranked)} costliest decisions as {role}")
+        print(
+            f"{'lost':>6} {'position ID':<15} {'cube':<22} {'off':>5} "
+            f"{'nard ND/DT/DP':>20} {'judge ND/DT/DP':>20} {'gnubg 0':>8}"
+        )
+        for i in ranked:
+            item, view = items[i], views[i]
+            off = f"{item.position.on_roll_at(0)}-{item.position.opponent_at(0)}"
+            _, nd, dt, dp = analysis[i]
+            judge = "/".join(f"{x:.2f}" for x in view.judge)
+            verdict = ("D" if view.doubles else "-") + ("T" if view.takes else "P")
+            print(
+                f"{1000 * row[i][col]:>6.0f} {item.position.position_id():<15} "
+                f"{describe(item.context):<22} {off:>5} {nd:>6.2f}/{dt:.2f}/{dp:.2f} "
+                f"{judge:>20} {verdict:>8}"
+            )
+
+
+def describe(context: CubeContext) -> str:
+    """A cube context in a few characters: money or the score, the cube and its owner."""
+    where = "money" if context.is_money else f"{context.score[0]}-{context.score[1]}/{MATCH_LENGTH}"
+    owner = "centred" if context.owner is CubeOwner.CENTRED else context.owner.value
+    return f"{where} {context.cube} {owner}"
 
 
 if __name__ == "__main__":
