@@ -14,8 +14,11 @@ For each network and for gnubg 0-ply (for scale) it prints the root mean
 square and the mean of (net - judge) and the share off by more than 0.1,
 for crashed positions (``nard.engine.encoding.crashed_flags``: the crashed
 net's class) and the rest apart; a last column gives each network's paired
-difference of mean squared error from the first network's, with its 95%
-interval (negative: closer to the judge). The positions are chosen by the
+difference of mean squared error from the first network's at the same
+depth, with its 95% interval (negative: closer to the judge). ``--plies 0 1``
+measures nard's 1-ply values too (the expert's cube analysis), ``--win-range
+0.05 0.45`` the positions where the underdog is on roll (the 1-ply analysis's
+leaves: the cube at 1 ply is only as good as the net is there). The positions are chosen by the
 shipped net's own estimate, so its errors are a little larger on them than
 another net's would be (their selection leans on its mistakes): compare
 candidates with one another and with the shipped net as the first.
@@ -45,13 +48,16 @@ from nard.engine.encoding import crashed_flags
 from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.evaluator import cubeless_equity
 from nard.engine.network import NeuralEvaluator
+from nard.engine.search import evaluate_ply
 from nard.training.playout import play_games
 
 
-def sample_window(count: int, seed: int) -> list[Position]:
+def sample_window(
+    count: int, seed: int, window: tuple[float, float] = (0.5, 0.99)
+) -> list[Position]:
     """``count`` distinct contact positions of the shipped networks' self-play whose
-    0-ply winning chance for the side on roll is 50-99% (``cube_decisions.py``'s
-    window, without its cube settings)."""
+    0-ply winning chance for the side on roll is within ``window`` (by default
+    ``cube_decisions.py``'s, 50-99%, without its cube settings)."""
     evaluator = NeuralEvaluator.load(DEFAULT_WEIGHTS)
     rng = np.random.default_rng(seed)
     games = play_games(evaluator, max(40, count // 4), seed=seed)
@@ -61,7 +67,7 @@ def sample_window(count: int, seed: int) -> list[Position]:
     seen: set[Position] = set()
     for board, win in zip(boards, wins, strict=True):
         position = Position(tuple(int(c) for c in board))
-        if not 0.5 <= win <= 0.99 or not position.is_contact() or position in seen:
+        if not window[0] <= win <= window[1] or not position.is_contact() or position in seen:
             continue
         seen.add(position)
         out.append(position)
@@ -97,9 +103,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--weights", nargs="+", default=[str(DEFAULT_WEIGHTS)], help="networks to measure"
     )
+    parser.add_argument(
+        "--plies",
+        nargs="+",
+        type=int,
+        default=[0],
+        help="nard's depths (the expert's cube analysis is at 1 ply: its leaves are the "
+        "positions after the favourite's roll, the underdog on roll)",
+    )
+    parser.add_argument(
+        "--win-range",
+        nargs=2,
+        type=float,
+        default=(0.5, 0.99),
+        metavar=("LOW", "HIGH"),
+        help="the shipped net's winning chance for the side on roll (0.05 0.45: the "
+        "underdog on roll, the 1-ply cube's leaves)",
+    )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
-    positions = sample_window(args.positions, args.seed)
+    positions = sample_window(args.positions, args.seed, tuple(args.win_range))
     boards = np.array([list(p) for p in positions], dtype=np.int64)
     crashed = crashed_flags(boards)
     judge = judged(positions, args.judge_plies, args.jobs)
@@ -107,18 +130,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         "gnubg 0-ply": judged(positions, 0, args.jobs) - judge
     }
     for weights in args.weights:
-        probs = NeuralEvaluator.load(weights).evaluate_boards(boards)
-        errors[Path(weights).name] = cubeless_equity(probs) - judge
+        evaluator = NeuralEvaluator.load(weights)
+        for plies in args.plies:
+            probs = np.asarray(evaluate_ply(positions, evaluator, plies))
+            name = Path(weights).name + (f" {plies}-ply" if args.plies != [0] else "")
+            errors[name] = cubeless_equity(probs) - judge
 
+    low, high = args.win_range
     print(
-        f"{len(positions)} doubling-window positions (seed {args.seed}; {int(crashed.sum())} "
-        f"crashed), cubeless equity at 0 ply against gnubg {args.judge_plies}-ply"
+        f"{len(positions)} positions (seed {args.seed}; the side on roll {low:.0%}-{high:.0%} "
+        f"to win; {int(crashed.sum())} crashed), cubeless equity against gnubg "
+        f"{args.judge_plies}-ply"
     )
     print(
-        f"{'network':<28} {'crashed rms':>11} {'bias':>7} {'>0.1':>6} "
+        f"{'network':<32} {'crashed rms':>11} {'bias':>7} {'>0.1':>6} "
         f"{'other rms':>10} {'bias':>7} {'>0.1':>6} {'all rms':>8} {'mse vs first, x1000':>22}"
     )
-    first: npt.NDArray[np.float64] | None = None
+    firsts: dict[int, npt.NDArray[np.float64]] = {}
     for name, error in errors.items():
         cells = []
         for pick in (crashed, ~crashed):
@@ -133,13 +161,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             ]
         versus = ""
         if name != "gnubg 0-ply":
-            if first is None:
-                first = error
-            else:
+            depth = int(name.rsplit(" ", 1)[-1].removesuffix("-ply")) if "-ply" in name else 0
+            first = firsts.setdefault(depth, error)
+            if first is not error:
                 diff = error**2 - first**2
                 versus = f"{1000 * diff.mean():+.2f} ± {1000 * half_width(diff.tolist()):.2f}"
         print(
-            f"{name:<28} {cells[0]:>11} {cells[1]:>7} {cells[2]:>6} {cells[3]:>10} "
+            f"{name:<32} {cells[0]:>11} {cells[1]:>7} {cells[2]:>6} {cells[3]:>10} "
             f"{cells[4]:>7} {cells[5]:>6} {np.sqrt(np.mean(error**2)):>8.4f} {versus:>22}"
         )
     print(f"{time.perf_counter() - t0:.0f} s")
