@@ -21,7 +21,7 @@ from nard.core import Dice, NardError, Position, parse_dice
 from nard.engine.cube import CubeContext, CubeDecision, match_context
 from nard.engine.engine import Engine, Level
 from nard.engine.search import RankedPlay
-from nard.notation.positions import read_position
+from nard.notation.positions import read_written_position
 
 __all__ = ["HintError", "cmd_hint"]
 
@@ -167,7 +167,8 @@ def cmd_hint(
     if level not in {lv.value for lv in Level}:
         names = ", ".join(lv.value for lv in Level)
         raise HintError(f"unknown level {level!r}: choose one of {names}")
-    pos, match = read_position(position_text)
+    written = read_written_position(position_text)
+    pos, match = written.position, written.match
     if pos.is_game_over():
         raise HintError(f"the game of {position_text!r} is over: there is nothing to hint")
     dice: Dice | None = None
@@ -175,7 +176,7 @@ def cmd_hint(
         dice = parse_dice(dice_text)
     elif match is not None and match.dice is not None:
         dice = match.dice
-    ctx = match_context(match) if match is not None else CubeContext()
+    ctx = match_context(match, beavers=written.beavers) if match is not None else CubeContext()
     engine = Engine(level, weights=weights)
     if dice is not None:
         ranking = engine.rank_plays(pos, dice, ctx if match is not None else None)

@@ -19,8 +19,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from nard import __version__
 from nard.core import Dice, InvalidDiceError, NardError, Position, parse_dice
-from nard.notation import MatchState, XgidRecord
-from nard.notation.positions import read_position
+from nard.notation import MatchState
+from nard.notation.positions import read_position, read_written_position
 
 __all__ = ["main"]
 
@@ -240,7 +240,7 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _describe(match: MatchState) -> str:
+def _describe(match: MatchState, *, beavers: bool = False) -> str:
     kind = "money game" if match.is_money() else f"{match.match_length}-point match"
     owner = "centred" if match.cube_owner < 0 else f"owned by player {int(match.cube_owner)}"
     parts = [
@@ -252,6 +252,10 @@ def _describe(match: MatchState) -> str:
         parts.append(f"dice {match.dice[0]}-{match.dice[1]}")
     if match.crawford:
         parts.append("Crawford game")
+    if match.is_money() and match.jacoby:
+        parts.append("Jacoby rule")
+    if match.is_money() and beavers:
+        parts.append("beavers")
     if match.double_offered:
         parts.append("a double is offered")
     return "; ".join(parts)
@@ -291,16 +295,17 @@ def _cmd_show(args: argparse.Namespace) -> int:
     from nard.notation.match_id import GameState, Resignation
     from nard.notation.xgid import BOTTOM
 
-    pos, match = read_position(args.position_id)
+    written = read_written_position(args.position_id)
+    pos, match = written.position, written.match
     print(pos)
     # The same position as XG names it (a bare Position ID: money, the cube in the
     # middle, the side on roll at the bottom, as gnubg shows it).
     state = match if match is not None else MatchState(dice_owner=BOTTOM)
     if match is not None:
-        print(_describe(match))
+        print(_describe(match, beavers=written.beavers))
         print(f"Match ID: {match.match_id()}")
     if state.game_state is GameState.PLAYING and state.resignation is Resignation.NONE:
-        print(XgidRecord(pos, state).to_xgid())
+        print(written.to_xgid(state))
     _print_race_counts(pos)
     _print_bearoff(pos)
     return 0

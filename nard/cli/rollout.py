@@ -80,7 +80,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     from nard.cli.analyse import _Bar
     from nard.core import parse_dice
     from nard.engine.cube import CubeContext, match_context
-    from nard.notation.positions import read_position
+    from nard.notation.positions import read_written_position
 
     if args.jobs < 0:
         raise NardError(f"--jobs {args.jobs}: give 1 or more (0: one per core)")
@@ -93,11 +93,12 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         stop=args.stop,
         cubeful=args.cubeful,
     )
-    position, match = read_position(args.position_id)
+    written = read_written_position(args.position_id)
+    position, match = written.position, written.match
     if position.is_game_over():
         raise NardError(f"the game of {args.position_id!r} is over: there is nothing to roll out")
     dice = parse_dice(args.dice) if args.dice else (match.dice if match is not None else None)
-    ctx = match_context(match) if match is not None else CubeContext()
+    ctx = match_context(match, beavers=written.beavers) if match is not None else CubeContext()
     jobs = args.jobs or os.cpu_count() or 1
     show = args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())
     bar = _Bar(sys.stderr, "rolling out", "trials") if show else None

@@ -41,7 +41,7 @@ from nard.core.dice import Dice, check_dice
 from nard.core.errors import NardError
 from nard.core.position import Play, Position
 from nard.engine.cube import CubeContext, match_context
-from nard.notation.positions import read_position
+from nard.notation.positions import read_written_position
 
 __all__ = ["KEYS", "UbgiEngine", "cmd_ubgi", "ubgi_move"]
 
@@ -219,9 +219,12 @@ class UbgiEngine:
             text = f"XGID={text}"
         if args[0] == "gnubgid" and text.upper().startswith("XGID="):
             raise UbgiError("bad_value", "an XGID goes with position xgid")
-        position, match = read_position(text)
+        written = read_written_position(text)
+        position, match = written.position, written.match
         self.position = position
-        self.context = match_context(match) if match is not None else CubeContext()
+        self.context = (
+            match_context(match, beavers=written.beavers) if match is not None else CubeContext()
+        )
         self.dice = match.dice if match is not None and match.dice else None
         return []
 

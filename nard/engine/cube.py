@@ -930,9 +930,10 @@ def decide_cube(
     )
 
 
-def match_context(match: MatchState) -> CubeContext:
+def match_context(match: MatchState, *, beavers: bool = False) -> CubeContext:
     """The Match ID's (or XGID's) cube and score seen from the player on roll (its
-    ``dice_owner``).
+    ``dice_owner``); ``beavers`` (an XGID's money rule, which a Match ID has no
+    place for) counts in money play only.
 
     Any match a Match ID or XGID holds (1-64 points) is within the match
     equity table (:data:`KAZAROSS_XG2_64`).
@@ -955,4 +956,5 @@ def match_context(match: MatchState) -> CubeContext:
         score=(match.score[me], match.score[1 - me]),
         crawford=match.crawford,
         jacoby=match.jacoby and match.match_length == 0,
+        beavers=beavers and match.match_length == 0,
     )

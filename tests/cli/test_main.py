@@ -135,6 +135,27 @@ def test_show_prints_the_match_id_and_the_xgid(capsys: pytest.CaptureFixture[str
     )
 
 
+def test_show_keeps_an_xgids_money_rules(capsys: pytest.CaptureFixture[str]) -> None:
+    """An XGID's beaver flag and cube limit, which gnubg's IDs cannot hold, were
+    dropped: `nard show` wrote the rules field 1 for 3 and the limit 10 for 8."""
+    xgid = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:3:0:8"
+    assert main(["show", xgid]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert xgid in lines
+    assert "money game, score 0-0; cube 1 centred; player 1 on roll; Jacoby rule; beavers" in lines
+
+
+def test_hint_plays_an_xgids_beaver_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    """Doubled at the start, the taker beavers where the XGID allows it (rules field
+    2); the hint ignored the flag and said take."""
+    start = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:{}:0:10"
+    assert main(["hint", start.format(2), "--json"]) == 0
+    allowed = json.loads(capsys.readouterr().out)
+    assert allowed["beaver"] is True and allowed["action"] == "No double, beaver"
+    assert main(["hint", start.format(0), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["beaver"] is False
+
+
 def test_met_prints_the_match_equity_table(capsys: pytest.CaptureFixture[str]) -> None:
     from nard.engine.cube import KAZAROSS_XG2
 

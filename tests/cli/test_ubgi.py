@@ -102,6 +102,10 @@ def test_match_ids_and_xgids_give_the_cube_and_score() -> None:
     assert engine.handle("go cube") == ["bestcube double"]
     ctx, _ = calls[-1]
     assert (ctx.match_length, ctx.score) == (5, (2, 1))
+    engine.handle("position xgid -b----E-C---eE---c-e----B-:0:0:1:00:0:0:3:0:10")
+    assert engine.handle("go cube") == ["bestcube double"]
+    ctx, _ = calls[-1]
+    assert ctx.is_money and ctx.jacoby and ctx.beavers  # an XGID's money rules count
 
 
 def test_options_and_the_ply_convention() -> None:
