@@ -4,22 +4,29 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+RUN_STAMP := $(VENV)/.installed-run-stamp
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run play test lint typecheck unit bench clean
 
-$(STAMP): pyproject.toml
+# What running nard needs: its own dependencies, not the test tools (PyTorch,
+# Playwright...), which only `make test` and the other targets below install.
+$(RUN_STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e .
 	@# Compile the engine's kernels into numba's cache now, not on a first game.
 	$(BIN)/python -c "from nard.engine._kernels import compile_all; compile_all()"
+	@touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/nard serve
 
-play: $(STAMP)
+play: $(RUN_STAMP)
 	$(BIN)/nard play
 
 lint: $(STAMP)
