@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Networks aimed at the cube (issue 31; docs/engine.md, model card step 17): the
+# shipped contact network fitted on every cube-aimed rollout dataset of
+# training/data/rollouts/ (each three times) beside 79,172 positions of its own
+# 0-ply labels that hold its function elsewhere, then a crashed network fitted on
+# the crashed positions of the same datasets. The race and pruning networks of
+# the shipped bundle are kept.
+#
+#   training/cube.sh OUT.npz
+#
+# With LABEL_JOBS=N (and LABEL_SEED=S, a first seed no file of the folder has
+# used) it first labels N more datasets at once, a third of each kind: the
+# favourite on roll in the doubling window (cw-), the underdog on roll (cu-: the
+# leaves of the expert's 1-ply cube) and a side with 9 or more checkers off
+# (m9-). On two cores a cw- or cu- file takes 8-13 minutes and an m9- file
+# about 5; a lent 16-core machine makes 16 at a time. Gate the result with
+# bench/cube_window.py (both windows, --plies 0 1), bench/strength.py
+# (expert@OUT against the shipped net, --luck) and bench/cube_decisions.py.
+set -euo pipefail
+out=$1
+nard=${NARD:-.venv/bin/nard}
+shipped=${SHIPPED:-nard/engine/data/nard-net.npz}
+rollouts=${ROLLOUTS:-training/data/rollouts}
+work=${WORK:-training/work}
+mkdir -p "$work"
+export OMP_NUM_THREADS=1
+if [[ -n ${LABEL_JOBS:-} ]]; then
+    seed=${LABEL_SEED:?LABEL_SEED: a first seed no dataset of $rollouts has used}
+    for ((j = 0; j < LABEL_JOBS; j++)); do
+        s=$((seed + j))
+        case $((j % 3)) in
+            0) $nard label "$rollouts/cw-$s.npz" --weights "$shipped" --games 120 \
+                --rollout 36 --truncate 30 --share 0.25 --win-range 0.55 0.95 --seed "$s" & ;;
+            1) $nard label "$rollouts/cu-$s.npz" --weights "$shipped" --games 120 \
+                --rollout 36 --truncate 30 --share 0.25 --win-range 0.05 0.45 --seed "$s" & ;;
+            2) $nard label "$rollouts/m9-$s.npz" --weights "$shipped" --games 300 \
+                --rollout 36 --truncate 40 --share 1 --min-off 9 --seed "$s" & ;;
+        esac
+    done
+    wait
+fi
+anchor=$work/anchor-1200.npz
+[[ -f $anchor ]] || $nard label "$anchor" --weights "$shipped" --plies 0 --games 1500 --seed 1200
+# mo-1402 stays out: the held-out file of model card steps 16 and 17.
+data=()
+for f in "$rollouts"/cw-*.npz "$rollouts"/cu-*.npz "$rollouts"/m9-*.npz \
+    "$rollouts"/cr-*.npz "$rollouts"/mo-*.npz; do
+    [[ $f == */mo-1402.npz ]] || data+=("$f")
+done
+$nard fit "$work/cube-contact.npz" --data "${data[@]}" "${data[@]}" "${data[@]}" "$anchor" \
+    --init "$shipped" --classes contact --hidden 512 --epochs 8 --learning-rate 3e-4
+$nard fit "$out" --data "${data[@]}" --init "$work/cube-contact.npz" --classes crashed \
+    --epochs 16 --learning-rate 6e-4
