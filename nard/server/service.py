@@ -70,7 +70,7 @@ from nard.match.game import Decision, Game, MatchStateError
 from nard.match.rating import INITIAL_RATING
 from nard.notation.json_record import write_json
 from nard.notation.mat import write_mat
-from nard.notation.positions import read_position
+from nard.notation.positions import read_written_position
 from nard.notation.sgf import write_sgf
 from nard.server.announcer import Announcer
 from nard.server.chouette import ChouetteTable, parse_command
@@ -922,12 +922,15 @@ class TableService:
     # -- the engine as a service (docs/engine-protocols.md) ----------------------
     def _engine_input(self, text: str) -> tuple[Position, CubeContext, Any]:
         try:
-            position, match = read_position(text)
+            written = read_written_position(text)
         except (NardError, ValueError) as exc:
             raise ServiceError(422, "invalid_position", str(exc)) from None
+        position, match = written.position, written.match
         if position.is_game_over():
             raise ServiceError(422, "game_over", f"the game of {text!r} is over")
-        context = match_context(match) if match is not None else CubeContext()
+        context = (
+            match_context(match, beavers=written.beavers) if match is not None else CubeContext()
+        )
         return position, context, match
 
     async def engine_move(
@@ -1858,6 +1861,7 @@ def _context_json(ctx: CubeContext) -> dict[str, Any]:
         "owner": ctx.owner.value,
         "crawford": ctx.crawford,
         "jacoby": ctx.jacoby,
+        "beavers": ctx.beavers,
     }
 
 

@@ -58,6 +58,11 @@ def test_the_cube_and_the_evaluation(sqlite_url: str, tmp_path: Path) -> None:
         assert cube["mwc"] is not None and cube["plies"] == 1
         money = client.post("/api/engine/cube", json={"position": "4HPwATDgc/ABMA"}).json()
         assert money["mwc"] is None
+        # An XGID's beaver rule counts (it was dropped): doubled at the start, beaver.
+        beavers = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:2:0:10"
+        answer = client.post("/api/engine/cube", json={"position": beavers}).json()
+        assert answer["context"]["beavers"] is True and answer["action"] == "No double, beaver"
+        assert money["context"]["beavers"] is False
         evaluated = client.post("/api/engine/eval", json={"position": "4HPwATDgc/ABMA"}).json()
         probs, equity = engine.evaluate(Position(), 0)
         assert evaluated["probabilities"] == [round(p, 5) for p in probs]
