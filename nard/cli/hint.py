@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from nard.core import Dice, NardError, Position, parse_dice
-from nard.engine.cube import CubeContext, CubeDecision, match_context
+from nard.engine.cube import CubeContext, CubeDecision, written_context
 from nard.engine.engine import Engine, Level
 from nard.engine.search import RankedPlay
 from nard.notation.positions import read_written_position
@@ -176,7 +176,7 @@ def cmd_hint(
         dice = parse_dice(dice_text)
     elif match is not None and match.dice is not None:
         dice = match.dice
-    ctx = match_context(match, beavers=written.beavers) if match is not None else CubeContext()
+    ctx = written_context(written)
     engine = Engine(level, weights=weights)
     if dice is not None:
         ranking = engine.rank_plays(pos, dice, ctx if match is not None else None)

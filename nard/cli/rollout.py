@@ -79,7 +79,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     from nard.analysis.rollout import RolloutSettings, rollout_cube, rollout_plays
     from nard.cli.analyse import _Bar
     from nard.core import parse_dice
-    from nard.engine.cube import CubeContext, match_context
+    from nard.engine.cube import written_context
     from nard.notation.positions import read_written_position
 
     if args.jobs < 0:
@@ -98,7 +98,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     if position.is_game_over():
         raise NardError(f"the game of {args.position_id!r} is over: there is nothing to roll out")
     dice = parse_dice(args.dice) if args.dice else (match.dice if match is not None else None)
-    ctx = match_context(match, beavers=written.beavers) if match is not None else CubeContext()
+    ctx = written_context(written)
     jobs = args.jobs or os.cpu_count() or 1
     show = args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())
     bar = _Bar(sys.stderr, "rolling out", "trials") if show else None

@@ -40,7 +40,7 @@ from nard import __version__
 from nard.core.dice import Dice, check_dice
 from nard.core.errors import NardError
 from nard.core.position import Play, Position
-from nard.engine.cube import CubeContext, match_context
+from nard.engine.cube import CubeContext, written_context
 from nard.notation.positions import read_written_position
 
 __all__ = ["KEYS", "UbgiEngine", "cmd_ubgi", "ubgi_move"]
@@ -222,9 +222,7 @@ class UbgiEngine:
         written = read_written_position(text)
         position, match = written.position, written.match
         self.position = position
-        self.context = (
-            match_context(match, beavers=written.beavers) if match is not None else CubeContext()
-        )
+        self.context = written_context(written)
         self.dice = match.dice if match is not None and match.dice else None
         return []
 

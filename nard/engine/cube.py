@@ -95,6 +95,7 @@ from nard.core.position import Position
 from nard.engine.evaluator import five_probabilities
 from nard.notation.match_id import CubeOwner as MatchCubeOwner
 from nard.notation.match_id import MatchState
+from nard.notation.positions import WrittenPosition
 
 __all__ = [
     "KAZAROSS_XG2",
@@ -958,3 +959,17 @@ def match_context(match: MatchState, *, beavers: bool = False) -> CubeContext:
         jacoby=match.jacoby and match.match_length == 0,
         beavers=beavers and match.match_length == 0,
     )
+
+
+def written_context(written: WrittenPosition) -> CubeContext:
+    """The cube and score a Position ID, gnubg ID or XGID gives, seen from the player
+    on roll: its match state's with an XGID's beaver rule (:func:`match_context`), or
+    money with the cube centred for a bare Position ID.
+
+    >>> from nard.notation.positions import read_written_position
+    >>> written_context(read_written_position("4HPwATDgc/ABMA")) == CubeContext()
+    True
+    """
+    if written.match is None:
+        return CubeContext()
+    return match_context(written.match, beavers=written.beavers)

@@ -57,7 +57,7 @@ from redis.asyncio import Redis
 from nard.computer import DecisionSnapshot, computer_command, cube_context, forced_command
 from nard.core import NardError, Position
 from nard.engine import Engine, Level
-from nard.engine.cube import CubeContext, cube_efficiency, cubeful_equity, match_context
+from nard.engine.cube import CubeContext, cube_efficiency, cubeful_equity, written_context
 from nard.match.clock import TimeControl
 from nard.match.commands import Command, InvalidCommandError
 from nard.match.dice import (
@@ -928,9 +928,7 @@ class TableService:
         position, match = written.position, written.match
         if position.is_game_over():
             raise ServiceError(422, "game_over", f"the game of {text!r} is over")
-        context = (
-            match_context(match, beavers=written.beavers) if match is not None else CubeContext()
-        )
+        context = written_context(written)
         return position, context, match
 
     async def engine_move(
