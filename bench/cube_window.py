@@ -128,13 +128,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     boards = np.array([list(p) for p in positions], dtype=np.int64)
     crashed = crashed_flags(boards)
     judge = judged(positions, args.judge_plies, args.jobs)
-    errors: dict[str, npt.NDArray[np.float64]] = {"gnubg 0-ply": gnubg0 - judge}
+    # Each row: its name, nard's depth (None for gnubg, which is compared with no one)
+    # and its errors against the judge.
+    rows: list[tuple[str, int | None, npt.NDArray[np.float64]]] = [
+        ("gnubg 0-ply", None, gnubg0 - judge)
+    ]
     for weights in args.weights:
         evaluator = NeuralEvaluator.load(weights)
         for plies in args.plies:
             probs = np.asarray(evaluate_ply(positions, evaluator, plies))
             name = Path(weights).name + (f" {plies}-ply" if args.plies != [0] else "")
-            errors[name] = cubeless_equity(probs) - judge
+            rows.append((name, plies, cubeless_equity(probs) - judge))
 
     low, high = WINDOWS[args.window]
     print(
@@ -147,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{'other rms':>10} {'bias':>7} {'>0.1':>6} {'all rms':>8} {'mse vs first, x1000':>22}"
     )
     firsts: dict[int, npt.NDArray[np.float64]] = {}
-    for name, error in errors.items():
+    for name, depth, error in rows:
         cells = []
         for pick in (crashed, ~crashed):
             part = error[pick]
@@ -160,8 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{np.mean(np.abs(part) > 0.1):.3f}",
             ]
         versus = ""
-        if name != "gnubg 0-ply":
-            depth = int(name.rsplit(" ", 1)[-1].removesuffix("-ply")) if "-ply" in name else 0
+        if depth is not None:
             first = firsts.setdefault(depth, error)
             if first is not error:
                 diff = error**2 - first**2
