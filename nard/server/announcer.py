@@ -1,11 +1,12 @@
 """Announcements to the other server processes, published on Redis off the event loop.
 
-A process that commits a table's change tells the others on a Redis channel
-(``table ORIGIN ID SEQ``; they read the database). Publishing is a round trip
-to Redis; made on the event loop, it held up every request in flight for that
-long, and on a busy machine (Redis waiting for a core) far longer: with two
-server processes behind Redis about 40% of a serving process's active time
-was spent waiting on it (py-spy, ``bench/server_load.py --processes 2``).
+A process that commits a table's change tells the others on the table's Redis
+channel (``table ORIGIN ID SEQ``; those that watch the table read the
+database). Publishing is a round trip to Redis; made on the event loop, it
+held up every request in flight for that long, and on a busy machine (Redis
+waiting for a core) far longer: with two server processes behind Redis about
+40% of a serving process's active time was spent waiting on it (py-spy,
+``bench/server_load.py --processes 2``).
 
 An :class:`Announcer` takes a message in a microsecond, from any thread or
 event loop, and a thread of its own publishes what has queued up, in order,
@@ -23,12 +24,12 @@ the table, and poll it while their subscription is down (docs/server.md).
 ...         pass
 ...     def close(self):
 ...         pass
->>> announcer = Announcer(Fake(), "nard:tables")
->>> announcer.announce("table a 1")
->>> announcer.announce("table a 2")
+>>> announcer = Announcer(Fake())
+>>> announcer.announce("nard:table:a", "table p a 1")
+>>> announcer.announce("nard:tables", "session p s")
 >>> announcer.close()
 >>> sent
-[('nard:tables', 'table a 1'), ('nard:tables', 'table a 2')]
+[('nard:table:a', 'table p a 1'), ('nard:tables', 'session p s')]
 """
 
 from __future__ import annotations
@@ -58,19 +59,19 @@ _STOP = None
 
 
 class Announcer:
-    """Publishes messages on ``channel`` through ``client`` from a thread of its own, in
-    the order :meth:`announce` was called, many at a time."""
+    """Publishes messages through ``client`` from a thread of its own, in the order
+    :meth:`announce` was called, many at a time."""
 
-    def __init__(self, client: Publisher, channel: str) -> None:
-        self.channel = channel
+    def __init__(self, client: Publisher) -> None:
         self._client = client
-        self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="nard-announcer", daemon=True)
         self._thread.start()
 
-    def announce(self, message: str) -> None:
-        """Queue ``message``; it is published shortly after, by the announcer's thread."""
-        self._queue.put(message)
+    def announce(self, channel: str, message: str) -> None:
+        """Queue ``message`` for ``channel``; it is published shortly after, by the
+        announcer's thread."""
+        self._queue.put((channel, message))
 
     def close(self, timeout: float = 5.0) -> None:
         """Publish what is queued (waiting at most ``timeout`` seconds), then stop."""
@@ -86,17 +87,17 @@ class Announcer:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            messages = [m for m in batch if m is not _STOP]
+            messages = [m for m in batch if m is not None]
             if messages:
                 self._publish(messages)
             if batch[-1] is _STOP:
                 return
 
-    def _publish(self, messages: list[str]) -> None:
+    def _publish(self, messages: list[tuple[str, str]]) -> None:
         try:
             pipe = self._client.pipeline(transaction=False)
-            for message in messages:
-                pipe.publish(self.channel, message)
+            for channel, message in messages:
+                pipe.publish(channel, message)
             pipe.execute()
         except (RedisError, OSError) as exc:
             log.warning(

@@ -18,6 +18,7 @@ metric                                 what
 ``nard_table_conflicts_total``         commits that lost a race (reloaded, checked again)
 ``nard_redis_up``                      1 while the Redis subscription is up
 ``nard_redis_reconnects_total``        Redis subscriptions lost
+``nard_redis_messages_total``          announcements heard on Redis (watched tables, sign-outs)
 ``nard_rate_limited_total``            requests refused by a limit, by policy
 =====================================  ==========================================
 """
@@ -73,6 +74,9 @@ class Metrics:
         )
         self.redis_reconnects = Counter(
             "nard_redis_reconnects", "Redis subscriptions lost", registry=r
+        )
+        self.redis_messages = Counter(
+            "nard_redis_messages", "announcements heard on Redis", registry=r
         )
         self.rate_limited = Counter(
             "nard_rate_limited", "requests refused by a limit", ["policy"], registry=r

@@ -23,13 +23,16 @@ The computer's turns
     class.
 
 Several processes
-    With ``redis_url`` each commit is announced on the Redis channel
-    :data:`CHANNEL`; the other processes bring their copy up to date and push
-    it to their WebSockets. The listener reconnects with back-off and, on
-    every (re)subscription, resynchronises every watched table from the
-    database; while Redis is down, watched tables are polled from the
-    database instead. Reads never trust the cache: each checks the table's
-    sequence number in the database first.
+    With ``redis_url`` each commit (and chat message) is announced on the
+    table's own Redis channel (:func:`table_channel`), to which a process
+    subscribes while it has WebSockets on the table: those processes bring
+    their copy up to date and push it to their sockets, and the others hear
+    nothing (on a shared channel every process read every commit of every
+    table). Sign-outs go to every process on :data:`CHANNEL`. The listener
+    reconnects with back-off and, on every (re)subscription, resynchronises
+    the tables it covers from the database; while Redis is down, watched
+    tables are polled from the database instead. Reads never trust the cache:
+    each checks the table's sequence number in the database first.
 
 Routes call these methods and nothing else; every refusal is a
 :class:`ServiceError` with an HTTP status and a code, so the web layer has
@@ -53,6 +56,7 @@ from typing import Any, TypeVar
 import orjson
 from redis import Redis as SyncRedis
 from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
 
 from nard.computer import DecisionSnapshot, computer_command, cube_context, forced_command
 from nard.core import NardError, Position
@@ -89,7 +93,16 @@ from nard.server.tables import (
 )
 from nard.server.thinking import ThinkerPool, engine_for
 
-__all__ = ["CHANNEL", "AnyTable", "NewTable", "ServiceError", "TableService", "Watcher"]
+__all__ = [
+    "CHANNEL",
+    "TABLE_CHANNEL",
+    "AnyTable",
+    "NewTable",
+    "ServiceError",
+    "TableService",
+    "Watcher",
+    "table_channel",
+]
 
 log = logging.getLogger("nard.server")
 
@@ -104,7 +117,22 @@ where handing the decision to a thread and back would cost more than the decisio
 2 ply (up to 0.2 s) and thinks in the thread pool."""
 
 CHANNEL = "nard:tables"
-"""The Redis channel on which server processes announce committed changes."""
+"""The Redis channel every server process listens on: sign-outs (whose sockets
+close wherever they are)."""
+TABLE_CHANNEL = "nard:table:"
+"""The prefix of a table's own Redis channel (:func:`table_channel`)."""
+
+
+def table_channel(table_id: str) -> str:
+    """The Redis channel of a table's commits and chat: the processes with sockets on
+    the table listen to it.
+
+    >>> table_channel("abc")
+    'nard:table:abc'
+    """
+    return TABLE_CHANNEL + table_id
+
+
 T = TypeVar("T")
 Entries = list[tuple[int, dict[str, Any]]]
 
@@ -269,6 +297,9 @@ class TableService:
         self.stopping = False
         self._redis: Redis | None = None
         self._announcer: Announcer | None = None
+        self._pubsub: PubSub | None = None  # the listener's subscription, while it is up
+        self._subscribed: set[str] = set()  # its table channels
+        self._following: asyncio.Task[None] | None = None
         self._starts = 0  # start() calls not yet stopped (one per test client on this app)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._server_seeds = server_seeds or (lambda: secrets.token_bytes(SEED_BYTES))
@@ -315,8 +346,7 @@ class TableService:
         if self.redis_url is None:
             return
         self._announcer = Announcer(
-            SyncRedis.from_url(self.redis_url, socket_connect_timeout=1, socket_timeout=1),
-            CHANNEL,
+            SyncRedis.from_url(self.redis_url, socket_connect_timeout=1, socket_timeout=1)
         )
         self._redis = Redis.from_url(
             self.redis_url,
@@ -1490,6 +1520,7 @@ class TableService:
     def watch(self, table_id: str, watcher: Watcher) -> None:
         self._watchers.setdefault(table_id, set()).add(watcher)
         self._seen(table_id, [watcher])
+        self._follow_watched()
 
     def _seen(self, table_id: str, watchers: Sequence[Watcher]) -> None:
         """The seated players among ``watchers`` are connected now (presence)."""
@@ -1565,7 +1596,7 @@ class TableService:
         )
         message = chat_json(row, player.username)
         self._deliver(table, message)
-        self._publish(f"chat {self.origin} {table.id} {row.id}")
+        self._publish(table_channel(table.id), f"chat {self.origin} {table.id} {row.id}")
         return message
 
     def _deliver(self, table: AnyTable, message: dict[str, Any]) -> None:
@@ -1632,6 +1663,7 @@ class TableService:
             if not watchers:
                 del self._watchers[table_id]
                 self._spectators_sent.pop(table_id, None)
+                self._follow_watched()
 
     def watchers(self, table_id: str) -> int:
         return len(self._watchers.get(table_id, ()))
@@ -1651,16 +1683,16 @@ class TableService:
     def _notify(self, table: AnyTable) -> None:
         """Tell this process's watchers, and the other processes through Redis."""
         self._tell_watchers(table)
-        self._publish(f"table {self.origin} {table.id} {table.seq}")
+        self._publish(table_channel(table.id), f"table {self.origin} {table.id} {table.seq}")
 
-    def _publish(self, message: str) -> None:
-        """Announce ``message`` to the other processes: queued for the announcer's
-        thread (:mod:`nard.server.announcer`), which publishes it on Redis, so that no
-        event loop waits for the round trip. While this process's subscription is
-        down it says nothing: the others poll meanwhile."""
+    def _publish(self, channel: str, message: str) -> None:
+        """Announce ``message`` to the other processes on ``channel``: queued for the
+        announcer's thread (:mod:`nard.server.announcer`), which publishes it on Redis,
+        so that no event loop waits for the round trip. While this process's
+        subscription is down it says nothing: the others poll meanwhile."""
         if self._announcer is None or not self.redis_ok:
             return
-        self._announcer.announce(message)
+        self._announcer.announce(channel, message)
 
     def _tell_watchers(self, table: AnyTable) -> None:
         """Queue the table's new state on every watcher, one serialisation per distinct
@@ -1719,7 +1751,7 @@ class TableService:
         """Close every socket bound to the sign-in session ``session`` (a token's hash),
         here and, through Redis, in the other processes."""
         self._close_session(session)
-        self._publish(f"session {self.origin} {session}")
+        self._publish(CHANNEL, f"session {self.origin} {session}")
 
     def _close_session(self, session: str) -> None:
         for listener in self.session_listeners:
@@ -1731,27 +1763,34 @@ class TableService:
 
     # -- other processes -------------------------------------------------------------
     async def _listen_forever(self) -> None:
-        """Listen on :data:`CHANNEL`; reconnect with back-off; resynchronise on every
-        (re)subscription."""
+        """Listen on :data:`CHANNEL` and the watched tables' channels; reconnect with
+        back-off; resynchronise on every (re)subscription."""
         assert self._redis is not None
         delay = self.redis_backoff[0]
         while not self.stopping:
             pubsub = self._redis.pubsub()
+            self._pubsub, self._subscribed = pubsub, set()
             try:
                 await pubsub.subscribe(CHANNEL)
+                self._follow_watched()
                 while not self.stopping:
                     message = await pubsub.get_message(timeout=1.0)
                     if message is None:
                         continue
                     if message.get("type") == "subscribe":
-                        # The first subscription, or redis-py's silent reconnection:
+                        # A first subscription, or redis-py's silent reconnection:
                         # anything published meanwhile was lost, so read the database.
+                        channel = _text(message.get("channel"))
+                        if channel.startswith(TABLE_CHANNEL):
+                            await self._refresh(channel.removeprefix(TABLE_CHANNEL))
+                            continue
                         if not self.redis_ok:
                             log.info("Redis subscription up: resynchronising watched tables")
                         self.redis_ok = True
                         delay = self.redis_backoff[0]
                         await self._resync()
                     elif message.get("type") == "message":
+                        self.metrics.redis_messages.inc()
                         await self._on_message(message.get("data"))
             except asyncio.CancelledError:
                 raise
@@ -1761,17 +1800,41 @@ class TableService:
                     self.metrics.redis_reconnects.inc()
                 self.redis_ok = False
             finally:
+                self._pubsub = None
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
             if not self.stopping:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.redis_backoff[1])
 
+    def _follow_watched(self) -> None:
+        """Bring the subscription's table channels in line with the tables watched here,
+        soon (a task of its own, which also takes the changes made while it runs)."""
+        if self._pubsub is None or (self._following is not None and not self._following.done()):
+            return
+        self._following = self._spawn(self._follow(self._pubsub))
+
+    async def _follow(self, pubsub: PubSub) -> None:
+        try:
+            while self._pubsub is pubsub:
+                wanted = {table_channel(t) for t in self._watchers}
+                new, old = wanted - self._subscribed, self._subscribed - wanted
+                if not new and not old:
+                    return
+                if new:  # each confirmation resynchronises its table (the listener)
+                    await pubsub.subscribe(*sorted(new))
+                    self._subscribed |= new
+                if old:
+                    await pubsub.unsubscribe(*sorted(old))
+                    self._subscribed -= old
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the listener notices too, and subscribes afresh
+            log.warning("could not follow the watched tables on Redis (%s)", exc)
+
     async def _on_message(self, data: Any) -> None:
         try:
-            kind, origin, subject, *rest = (
-                data.decode() if isinstance(data, bytes) else str(data)
-            ).split(" ")
+            kind, origin, subject, *rest = _text(data).split(" ")
         except ValueError:
             return
         if origin == self.origin:
@@ -1809,6 +1872,11 @@ class TableService:
                     await self._resync()
                 except Exception:
                     log.warning("polling the database failed", exc_info=True)
+
+
+def _text(data: Any) -> str:
+    """A Redis message's field as text."""
+    return data.decode() if isinstance(data, bytes) else str(data)
 
 
 def _new_client_seed(entries: Entries, table: AnyTable) -> str | None:

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
+from redis import Redis
 
 from nard.server import create_app
+from nard.server.service import table_channel
 from nard.server.storage import Storage
 from tests.server.conftest import make_settings, seeded
 from tests.server.helpers import act, guest, new_table, simple_command
@@ -58,3 +60,76 @@ def test_two_processes_share_tables_through_redis(
             assert moved["seq"] > state["seq"]
     first_storage.close()
     second_storage.close()
+
+
+def service_origin(app: Any) -> str:
+    origin: str = app.state.service.origin
+    return origin
+
+
+def test_a_process_hears_only_of_the_tables_it_has_sockets_on(
+    database_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    """Every commit was announced on one channel that every process read, so each
+    process paid for every other process's actions (with two processes on two cores,
+    about 0.3 ms of CPU an action). Now a commit goes to its table's channel, which a
+    process follows while it has sockets on the table: the other hears nothing of a
+    table it does not watch, and hears at once of one it starts watching."""
+    import time
+
+    settings = make_settings(database_url, tmp_path)
+    settings = type(settings)(**{**settings.__dict__, "redis_url": redis_url})
+    stores = [Storage(database_url), Storage(database_url)]
+    first = create_app(settings, stores[0], server_seeds=seeded(1))
+    second = create_app(settings, stores[1], server_seeds=seeded(2))
+    heard: list[str] = []  # what process two hears on Redis
+    service = second.state.service
+    on_message = service._on_message
+
+    async def hearing(data: Any) -> None:
+        heard.append(data.decode() if isinstance(data, bytes) else str(data))
+        await on_message(data)
+
+    service._on_message = hearing
+    redis = Redis.from_url(redis_url)
+
+    def subscribers() -> int:
+        """Processes following the table's channel."""
+        counts = dict(redis.pubsub_numsub(table_channel(table["id"])))
+        return int(next(iter(counts.values())))
+
+    with TestClient(first) as one, TestClient(second) as two:
+        deadline = time.monotonic() + 20
+        while two.get("/readyz").json()["redis"] != "up":
+            assert time.monotonic() < deadline, "process two never subscribed"
+            time.sleep(0.02)
+        headers = guest(one, "ann")
+        table = new_table(one, headers, match_length=7)
+        for _ in range(6):
+            table = act(one, table["id"], headers, simple_command(table))
+        # Process one has published six commits; two, with no socket there, heard none.
+        # A socket on two follows the table from then on.
+        two.cookies.set("nard_session", one.cookies["nard_session"])
+        with two.websocket_connect(f"/ws/tables/{table['id']}") as socket:
+            seen = receive_table(socket)
+            assert heard == []
+            after = act(one, table["id"], headers, simple_command(table))
+            pushed = receive_table(socket)
+            while pushed["seq"] < after["seq"]:
+                pushed = receive_table(socket)
+            assert pushed["seq"] == after["seq"] > seen["seq"]
+            assert subscribers() == 1
+        # The socket closed, two leaves the table's channel.
+        while subscribers() != 0:
+            assert time.monotonic() < deadline + 20, "process two never left the channel"
+            time.sleep(0.02)
+        assert any(m.startswith(f"table {service_origin(first)} {table['id']} ") for m in heard)
+        counted = [
+            float(line.split()[1])
+            for line in two.get("/metrics").text.splitlines()
+            if line.startswith("nard_redis_messages_total ")
+        ]
+        assert counted and counted[0] >= 1.0  # operators see what a process hears
+    redis.close()
+    for store in stores:
+        store.close()

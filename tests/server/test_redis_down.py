@@ -109,7 +109,7 @@ def test_publishing_to_the_other_processes_never_holds_up_a_request(
     import threading
 
     import nard.server.service as service_module
-    from nard.server.service import CHANNEL
+    from nard.server.service import TABLE_CHANNEL
 
     release = threading.Event()
     published: list[str] = []
@@ -125,7 +125,7 @@ def test_publishing_to_the_other_processes_never_holds_up_a_request(
             return HeldBack()
 
         def publish(self, channel: str, message: str) -> None:
-            assert channel == CHANNEL
+            assert channel.startswith(TABLE_CHANNEL)
             self.pending.append(message)
             if self is client_itself:  # a direct publish waits for the answer
                 self.execute()
