@@ -1,10 +1,11 @@
 """Benchmark: cube decisions judged by GNU Backgammon's deeper cubeful search.
 
 The cube's counterpart of ``bench/decisions.py``: a fixed sample of positions
-from nard's self-play, each with a cube and score (money with the cube centred
-or owned by the side on roll, and 5-point match scores, post-Crawford
-included), is put to nard at several search depths and take/double margins
-and to gnubg at 0-ply (its ``ComputerTurn`` rules, as in
+from nard's self-play where gnubg 0-ply gives the side on roll 50-99% winning
+chances (chosen by gnubg, not by a net measured), each with a cube and score
+(money with the cube centred or owned by the side on roll, and 5-point match
+scores, post-Crawford included), is put to nard at several search depths and
+take/double margins and to gnubg at 0-ply (its ``ComputerTurn`` rules, as in
 ``bench/cube_strength.py``). gnubg's cubeful n-ply evaluation (2-ply by
 default) judges: its no double (ND), double/take (DT) and double/pass (DP)
 equities, normalised to the cube as gnubg prints them.
@@ -14,7 +15,8 @@ equities, normalised to the cube as gnubg prints them.
   position where the side on roll may double.
 - Taker: a take gets ``DT``, a pass ``DP`` (the doubler's equity); the taker
   gives up the difference from the lower. Counted where a double is on the
-  table: the judge, gnubg 0-ply or nard's 0-ply analysis doubles.
+  table: the judge or gnubg 0-ply doubles (until 2026-12-06 also where the
+  first net's 0-ply analysis did).
 
 nard's variants are ``PLIES:TAKE:DOUBLE``: the cube analysis at ``PLIES``
 (``Engine.cube_analysis``'s equities), passing unless DT is at least ``TAKE``
@@ -35,12 +37,12 @@ import math
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from cube_strength import GnubgCubePlayer, turn_for
+from decisions import judge_all, spread
 from strength import half_width
 
 from nard.core.position import Position
@@ -78,29 +80,34 @@ class Item:
     context: CubeContext
 
 
-def sample_items(evaluator: NeuralEvaluator, count: int, seed: int) -> list[Item]:
-    """``count`` positions from self-play of ``evaluator``, each in one of
-    :func:`contexts` (half money, half match), where the side on roll may double
-    and nard's 0-ply winning chance is between 50% and 99%."""
+def sample_items(count: int, seed: int, jobs: int = 2) -> list[Item]:
+    """``count`` distinct positions from self-play of the shipped networks, each in
+    one of :func:`contexts` (half money, half match), where the side on roll may
+    double and its winning chance by gnubg 0-ply is between 50% and 99%.
+
+    The choice depends on no net measured: chosen by the shipped net's own winning
+    chances (as it was until 2026-12-06), the sample held more of that net's
+    mistakes than another net's (``bench/cube_window.py`` measured the bias)."""
     rng = np.random.default_rng(seed)
-    games = play_games(evaluator, max(40, count // 4), seed=seed)
+    games = play_games(NeuralEvaluator.load(DEFAULT_WEIGHTS), max(40, count // 4), seed=seed)
     settings = contexts()
     money, match = settings[:2], settings[2:]
-    order = rng.permutation(len(games))
-    boards = games.boards[order].astype(np.int64)
-    wins = evaluator.evaluate_boards(boards)[:, 0]
-    out: list[Item] = []
-    seen: set[str] = set()
-    for board, win in zip(boards, wins, strict=True):
+    pool: list[Position] = []
+    seen: set[Position] = set()
+    for board in games.boards[rng.permutation(len(games))]:
         position = Position(tuple(int(c) for c in board))
-        if not 0.5 <= win <= 0.99 or position == Position():
+        if position != Position() and not position.is_game_over() and position not in seen:
+            seen.add(position)
+            pool.append(position)
+            if len(pool) == 3 * count:  # about half is in the window
+                break
+    wins = judge_all(pool, 0, jobs)[:, 0]
+    out: list[Item] = []
+    for position, win in zip(pool, wins, strict=True):
+        if not 0.5 <= win <= 0.99:
             continue
-        key = position.position_id()
-        if key in seen:
-            continue
-        seen.add(key)
-        pool = money if rng.random() < 0.5 else match
-        context = pool[int(rng.integers(len(pool)))]
+        chosen = money if rng.random() < 0.5 else match
+        context = chosen[int(rng.integers(len(chosen)))]
         if context.can_double():
             out.append(Item(position, context))
         if len(out) == count:
@@ -133,15 +140,7 @@ def _gnubg_chunk(args: tuple[list[Item], int]) -> list[GnubgView]:
 
 def gnubg_views(items: list[Item], plies: int, jobs: int) -> list[GnubgView]:
     """:class:`GnubgView` of every item, in ``jobs`` gnubg processes."""
-    chunks = [items[i::jobs] for i in range(jobs)]
-    with ProcessPoolExecutor(jobs) as pool:
-        parts = list(pool.map(_gnubg_chunk, [(c, plies) for c in chunks]))
-    out: list[GnubgView | None] = [None] * len(items)
-    for j, part in enumerate(parts):
-        for k, view in enumerate(part):
-            out[j + k * jobs] = view
-    assert all(v is not None for v in out)
-    return [v for v in out if v is not None]
+    return spread(_gnubg_chunk, items, plies, jobs)
 
 
 @dataclass(frozen=True)
@@ -198,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         nargs="+",
         default=[str(DEFAULT_WEIGHTS)],
         help="networks whose cube is judged, one or several on the same positions and "
-        "judgements (the positions come from the shipped ones' games)",
+        "judgements (the positions come from the shipped ones' games, chosen by gnubg 0-ply)",
     )
     parser.add_argument(
         "--variants", nargs="+", type=Variant.parse, default=[Variant.parse("0:0:0")]
@@ -213,12 +212,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
-    items = sample_items(NeuralEvaluator.load(DEFAULT_WEIGHTS), args.positions, args.seed)
+    items = sample_items(args.positions, args.seed, args.jobs)
     views = gnubg_views(items, args.judge_plies, args.jobs)
     kinds = ["money" if item.context.is_money else "match" for item in items]
     rows: dict[str, list[tuple[float, float]]] = {}
     rows["gnubg 0-ply"] = [losses(v.doubles, v.takes, v.judge) for v in views]
-    on_table: list[bool] = []
+    # A double is on the table where the judge or gnubg 0-ply doubles: the same rows
+    # for every net, chosen by none of them.
+    on_table = [view.doubles or min(view.judge[1:]) >= view.judge[0] for view in views]
     first_analysis: list[tuple[bool, float, float, float]] = []
     for weights in args.weights:
         evaluator = NeuralEvaluator.load(weights)
@@ -226,12 +227,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             plies: nard_analyses(evaluator, items, plies)
             for plies in sorted({v.plies for v in args.variants})
         }
-        if not on_table:  # by the first networks' analysis, the same rows for every one
-            base = analyses.get(0) or nard_analyses(evaluator, items, 0)
-            on_table = [
-                view.doubles or base[i][0] or min(view.judge[1:]) >= view.judge[0]
-                for i, view in enumerate(views)
-            ]
         for variant in args.variants:
             row = []
             verdicts = []

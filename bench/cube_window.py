@@ -32,12 +32,11 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-from decisions import Judge
+from decisions import judge_all
 from strength import half_width
 
 from nard.core.position import Position
@@ -80,22 +79,9 @@ def sample_window(
     return [pool[i] for i in picked], gnubg[picked]
 
 
-def _judge_chunk(args: tuple[list[str], int]) -> list[float]:
-    ids, plies = args
-    judge = Judge(plies)
-    return [judge.equity(Position.from_position_id(pid)) for pid in ids]
-
-
 def judged(positions: list[Position], plies: int, jobs: int) -> npt.NDArray[np.float64]:
     """gnubg's cubeless equity of each position at ``plies``, in ``jobs`` processes."""
-    ids = [p.position_id() for p in positions]
-    chunks = [ids[i::jobs] for i in range(jobs)]
-    with ProcessPoolExecutor(jobs) as pool:
-        parts = list(pool.map(_judge_chunk, [(c, plies) for c in chunks]))
-    out = np.empty(len(ids))
-    for j, part in enumerate(parts):
-        out[j::jobs] = part
-    return out
+    return judge_all(positions, plies, jobs)[:, 1]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

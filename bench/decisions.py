@@ -24,9 +24,13 @@ import argparse
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
+import numpy.typing as npt
 from strength import (
     GNUBG,
     GnubgProcess,
@@ -43,7 +47,12 @@ from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.network import NeuralEvaluator
 from nard.training.playout import play_games
 
-# gnubg evaluates one position ID per line, side on roll, cubeless at PLIES.
+T = TypeVar("T")
+A = TypeVar("A")
+R = TypeVar("R")
+
+# gnubg evaluates one position ID per line, side on roll, cubeless at PLIES: its
+# winning chance and equity.
 _JUDGE_SCRIPT = r"""
 import sys
 import gnubg
@@ -52,26 +61,65 @@ ctx = {'cubeful': 0, 'plies': PLIES, 'deterministic': 1, 'noise': 0.0}
 print('NARD:ready', flush=True)
 for line in sys.stdin:
     r = gnubg.evaluate(gnubg.positionfromid(line.strip()), ci, ctx)
-    print('NARD:%r' % (r[5],), flush=True)
+    print('NARD:%r %r' % (r[0], r[5]), flush=True)
 """
 
 
 class Judge:
-    """gnubg's cubeless equity of positions (side on roll) at ``plies``, cached."""
+    """gnubg's cubeless equity (and winning chance) of positions (side on roll) at
+    ``plies``, cached."""
 
     def __init__(self, plies: int) -> None:
         if not Path(GNUBG).exists():
             sys.exit(f"decisions.py: GNU Backgammon not found at {GNUBG} (apt-get install gnubg)")
         self._gnubg = GnubgProcess(_JUDGE_SCRIPT.replace("PLIES", str(plies)), "decisions.py")
-        self._cache: dict[str, float] = {}
+        self._cache: dict[str, tuple[float, float]] = {}
 
-    def equity(self, position: Position) -> float:
+    def win_and_equity(self, position: Position) -> tuple[float, float]:
+        """The side on roll's winning chance and cubeless equity."""
         if position.is_game_over():
-            return float(position.outcome())
+            value = float(position.outcome())
+            return float(value > 0), value
         key = position.position_id()
         if key not in self._cache:
-            self._cache[key] = float(self._gnubg.ask(key))
+            win, equity = self._gnubg.ask(key).split()
+            self._cache[key] = float(win), float(equity)
         return self._cache[key]
+
+    def equity(self, position: Position) -> float:
+        """The side on roll's cubeless equity."""
+        return self.win_and_equity(position)[1]
+
+
+def _judge_chunk(args: tuple[list[str], int]) -> list[tuple[float, float]]:
+    ids, plies = args
+    judge = Judge(plies)
+    return [judge.win_and_equity(Position.from_position_id(pid)) for pid in ids]
+
+
+def spread(
+    work: Callable[[tuple[list[T], A]], list[R]], items: Sequence[T], arg: A, jobs: int
+) -> list[R]:
+    """``work`` done on ``items`` in ``jobs`` processes, each given every ``jobs``-th item
+    (so that each gets a share of every part of the sample) and ``arg``; the answers in
+    the items' order. ``work`` takes ``(chunk, arg)`` and answers one result an item."""
+    if not items:
+        return []
+    jobs = max(1, min(jobs, len(items)))
+    chunks = [list(items[i::jobs]) for i in range(jobs)]
+    with ProcessPoolExecutor(jobs) as pool:
+        parts = list(pool.map(work, [(c, arg) for c in chunks]))
+    out: list[R] = [None] * len(items)  # type: ignore[list-item]  # every slot filled below
+    for j, part in enumerate(parts):
+        out[j::jobs] = part
+    return out
+
+
+def judge_all(positions: Sequence[Position], plies: int, jobs: int) -> npt.NDArray[np.float64]:
+    """gnubg's winning chance and cubeless equity of each position (side on roll) at
+    ``plies``, an ``(n, 2)`` array, in ``jobs`` gnubg processes."""
+    ids = [p.position_id() for p in positions]
+    return np.array(spread(_judge_chunk, ids, plies, jobs), dtype=np.float64).reshape(-1, 2)
 
 
 def classify(position: Position) -> str:
