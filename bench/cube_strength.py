@@ -31,6 +31,16 @@ passes on "..., pass", and beavers on "..., beaver" where the game allows it
 (otherwise it takes). gnubg's resignations are not modelled: every game is
 played out. ``--check`` prints both sides' verdicts for a few clear positions.
 
+``--luck`` also prints the luck-adjusted figures: each game's points (each
+match's win) less the luck of every roll in it, measured in cubeful equity at
+the cube and score of the moment by nard's shipped 0-ply networks
+(:func:`nard.analysis.cubeful.cubeful_roll_luck`: the roll's best play's
+cubeful equity less the average over the rolls, times the stake). A roll's
+luck averages exactly zero whoever plays, so the adjusted figures estimate the
+same points per game (share of matches) with the dice's share of the variance
+taken out. ``--cube-weights`` gives nard's cube decisions a network of their
+own (its plays keep ``--weights``'): a cube network beside the checker network.
+
 Run from the repository root::
 
     .venv/bin/python bench/cube_strength.py --games 1000 --matches 200 --jobs 2
@@ -55,6 +65,7 @@ from typing import Any, Literal, Protocol
 
 from strength import GNUBG, GnubgProcess, half_width, pair_seed, play_chunks
 
+from nard.analysis.cubeful import cubeful_roll_luck
 from nard.core.position import Play, Position
 from nard.engine.cube import CubeContext, CubeOwner
 from nard.engine.engine import Engine, Level
@@ -72,6 +83,8 @@ MATCH_PAIR_OFFSET = 500_000
 Answer = Literal["take", "pass", "beaver"]
 Tally = dict[str, dict[str, int]]
 """Cube actions by side: ``tally["nard"]["doubles"]`` and so on."""
+Weights = tuple[str | None, str | None]
+"""nard's networks: for its plays and for its cube (``None``: the shipped ones)."""
 
 
 # -- gnubg as a cubeful opponent ------------------------------------------------
@@ -292,19 +305,27 @@ class CubePlayer(Protocol):
 
 
 class NardPlayer:
-    """nard's engine at a level: ``best_play`` and ``cube_action``."""
+    """nard's engine at a level: ``best_play`` and ``cube_action`` (the latter from
+    ``cube_weights``' networks when given: a cube network beside the checker network)."""
 
     name = "nard"
 
-    def __init__(self, level: str, seed: int, weights: str | None = None) -> None:
+    def __init__(
+        self, level: str, seed: int, weights: str | None = None, cube_weights: str | None = None
+    ) -> None:
         # No time limit: the result must not depend on the machine's speed.
         self.engine = Engine(level, weights=weights, seed=seed, time_limit=None)
+        self.cube_engine = (
+            self.engine
+            if cube_weights is None
+            else Engine(level, weights=cube_weights, seed=seed, time_limit=None)
+        )
 
     def wants_double(self, turn: Turn) -> bool:
-        return self.engine.cube_action(turn.position, turn.context).double
+        return self.cube_engine.cube_action(turn.position, turn.context).double
 
     def answer_double(self, turn: Turn) -> Answer:
-        decision = self.engine.cube_action(turn.position, turn.context)
+        decision = self.cube_engine.cube_action(turn.position, turn.context)
         if decision.beaver:
             return "beaver"
         return "take" if decision.take else "pass"
@@ -391,14 +412,24 @@ def add_tally(into: Tally, other: Tally) -> None:
             into[side][action] += other[side][action]
 
 
+LuckMeter = Callable[[Turn, tuple[int, int], bool], float]
+"""The luck of a roll to the side on roll of a :class:`Turn` (``True``: the opening
+roll), in its points (money) or match-winning chances."""
+
+
 def play_game(
     game: Game,
     players: tuple[CubePlayer, CubePlayer],
     length: int,
     score: tuple[int, int],
     tally: Tally,
+    luck: tuple[LuckMeter, int, list[float]] | None = None,
 ) -> GameResult:
-    """Play ``game`` to its end, each decision by the player whose turn it is."""
+    """Play ``game`` to its end, each decision by the player whose turn it is.
+
+    ``luck``: a meter, a seat and a total, to which the luck of each roll is added
+    as that seat's (the other seat's rolls with their sign turned)."""
+    opening = True
     while game.result is None:
         decision = game.decision
         player = players[game.turn]
@@ -415,6 +446,11 @@ def play_game(
         elif decision is Decision.PLAY:
             dice = game.dice
             assert dice is not None
+            if luck is not None:
+                meter, seat, total = luck
+                mine = meter(turn_of(game, length, score), (dice[0], dice[1]), opening)
+                total[0] += mine if game.turn == seat else -mine
+            opening = False
             plays = game.legal_plays()
             if len(plays) == 1:
                 game.play(plays[0])
@@ -446,6 +482,7 @@ class MoneyGame:
     cube: int
     gammon: bool
     tally: Tally
+    luck: float = 0.0  # nard's, in points (with --luck)
 
 
 @dataclass(frozen=True)
@@ -456,51 +493,88 @@ class MatchResult:
     score: tuple[int, int]  # (nard, gnubg)
     games: int
     tally: Tally
+    luck: float = 0.0  # nard's, in match-winning chances (with --luck)
 
 
-_worker_players: dict[tuple[str, int, str | None], tuple[NardPlayer, GnubgCubePlayer]] = {}
+_worker_players: dict[tuple[str, int, Weights], tuple[NardPlayer, GnubgCubePlayer]] = {}
+_worker_meter: list[LuckMeter] = []
 
 
-def _players(level: str, seed: int, weights: str | None) -> tuple[NardPlayer, GnubgCubePlayer]:
+def _players(level: str, seed: int, weights: Weights) -> tuple[NardPlayer, GnubgCubePlayer]:
     # One engine and one gnubg process per worker process (gnubg is slow to start).
     key = (level, seed, weights)
     if key not in _worker_players:
-        _worker_players[key] = (NardPlayer(level, seed, weights), GnubgCubePlayer())
+        _worker_players[key] = (NardPlayer(level, seed, *weights), GnubgCubePlayer())
     return _worker_players[key]
 
 
+def _meter(luck: bool) -> LuckMeter | None:
+    """The luck of a roll by the shipped networks' 0 ply, a fixed reference (one per
+    worker process), or ``None`` without ``--luck``."""
+    if not luck:
+        return None
+    if not _worker_meter:
+        from nard.engine.engine import load_evaluator
+
+        evaluator = load_evaluator()
+
+        def meter(turn: Turn, dice: tuple[int, int], opening: bool) -> float:
+            return cubeful_roll_luck(evaluator, turn.position, dice, turn.context, opening=opening)
+
+        _worker_meter.append(meter)
+    return _worker_meter[0]
+
+
 def _seats(
-    nard_seat: int, level: str, seed: int, weights: str | None
+    nard_seat: int, level: str, seed: int, weights: Weights
 ) -> tuple[CubePlayer, CubePlayer]:
     nard, gnubg = _players(level, seed, weights)
     return (nard, gnubg) if nard_seat == 0 else (gnubg, nard)
 
 
 def play_money_pairs(
-    level: str, seed: int, weights: str | None, rules: MoneyRules, pairs: Sequence[int]
+    level: str,
+    seed: int,
+    weights: Weights,
+    rules: MoneyRules,
+    pairs: Sequence[int],
+    luck: bool = False,
 ) -> list[tuple[MoneyGame, MoneyGame]]:
     """For each pair: nard in seat 0, then in seat 1, with the same dice."""
     out = []
+    meter = _meter(luck)
     for pair in pairs:
         games = []
         for nard_seat in (0, 1):
             session = Session(rules, dice=SeededDice(pair_seed(seed, pair)))
             tally = new_tally()
+            total = [0.0]
             result = play_game(
-                session.new_game(), _seats(nard_seat, level, seed, weights), 0, (0, 0), tally
+                session.new_game(),
+                _seats(nard_seat, level, seed, weights),
+                0,
+                (0, 0),
+                tally,
+                None if meter is None else (meter, nard_seat, total),
             )
             sign = 1 if result.winner == nard_seat else -1
             gammon = result.points > result.cube  # gammon or backgammon as counted
-            games.append(MoneyGame(sign * result.points, result.cube, gammon, tally))
+            games.append(MoneyGame(sign * result.points, result.cube, gammon, tally, total[0]))
         out.append((games[0], games[1]))
     return out
 
 
 def play_match_pairs(
-    level: str, seed: int, weights: str | None, length: int, pairs: Sequence[int]
+    level: str,
+    seed: int,
+    weights: Weights,
+    length: int,
+    pairs: Sequence[int],
+    luck: bool = False,
 ) -> list[tuple[MatchResult, MatchResult]]:
     """For each pair: a match with nard in seat 0, then one in seat 1, same dice."""
     out = []
+    meter = _meter(luck)
     for pair in pairs:
         matches = []
         for nard_seat in (0, 1):
@@ -508,8 +582,10 @@ def play_match_pairs(
             match = Match(length, MatchRules(crawford=True), dice=dice)
             players = _seats(nard_seat, level, seed, weights)
             tally = new_tally()
+            total = [0.0]
+            counting = None if meter is None else (meter, nard_seat, total)
             while not match.is_over:
-                play_game(match.new_game(), players, length, match.score, tally)
+                play_game(match.new_game(), players, length, match.score, tally, counting)
             s = match.score
             matches.append(
                 MatchResult(
@@ -517,6 +593,7 @@ def play_match_pairs(
                     score=(s[nard_seat], s[1 - nard_seat]),
                     games=len(match.games),
                     tally=tally,
+                    luck=total[0],
                 )
             )
         out.append((matches[0], matches[1]))
@@ -538,6 +615,8 @@ class MoneySummary:
     average_cube: float
     cube_actions: Tally
     seconds: float
+    ppg_luck: float | None = None  # luck-adjusted (--luck)
+    ci95_luck: float | None = None
 
 
 @dataclass(frozen=True)
@@ -551,10 +630,15 @@ class MatchSummary:
     average_score: tuple[float, float]  # (nard, gnubg)
     cube_actions: Tally
     seconds: float
+    win_rate_luck: float | None = None  # luck-adjusted (--luck)
+    ci95_luck: float | None = None
 
 
 def summarise_money(
-    results: list[tuple[MoneyGame, MoneyGame]], rules: MoneyRules, seconds: float
+    results: list[tuple[MoneyGame, MoneyGame]],
+    rules: MoneyRules,
+    seconds: float,
+    luck: bool = False,
 ) -> MoneySummary:
     games = [g for pair in results for g in pair]
     n = len(games)
@@ -574,11 +658,20 @@ def summarise_money(
         average_cube=sum(g.cube for g in games) / n,
         cube_actions=tally,
         seconds=seconds,
+        ppg_luck=sum(g.points - g.luck for g in games) / n if luck else None,
+        ci95_luck=(
+            half_width([(a.points - a.luck + b.points - b.luck) / 2 for a, b in results])
+            if luck
+            else None
+        ),
     )
 
 
 def summarise_matches(
-    results: list[tuple[MatchResult, MatchResult]], length: int, seconds: float
+    results: list[tuple[MatchResult, MatchResult]],
+    length: int,
+    seconds: float,
+    luck: bool = False,
 ) -> MatchSummary:
     matches = [m for pair in results for m in pair]
     n = len(matches)
@@ -598,6 +691,12 @@ def summarise_matches(
         ),
         cube_actions=tally,
         seconds=seconds,
+        win_rate_luck=sum(m.won - m.luck for m in matches) / n if luck else None,
+        ci95_luck=(
+            half_width([(a.won - a.luck + b.won - b.luck) / 2 for a, b in results])
+            if luck
+            else None
+        ),
     )
 
 
@@ -616,21 +715,25 @@ def _run_pairs(
 class _MoneyWork:
     """A picklable ``play_money_pairs`` with its settings bound."""
 
-    def __init__(self, level: str, seed: int, weights: str | None, rules: MoneyRules) -> None:
+    def __init__(
+        self, level: str, seed: int, weights: Weights, rules: MoneyRules, luck: bool
+    ) -> None:
         self.args = (level, seed, weights, rules)
+        self.luck = luck
 
     def __call__(self, pairs: Sequence[int]) -> list[tuple[MoneyGame, MoneyGame]]:
-        return play_money_pairs(*self.args, pairs)
+        return play_money_pairs(*self.args, pairs, luck=self.luck)
 
 
 class _MatchWork:
     """A picklable ``play_match_pairs`` with its settings bound."""
 
-    def __init__(self, level: str, seed: int, weights: str | None, length: int) -> None:
+    def __init__(self, level: str, seed: int, weights: Weights, length: int, luck: bool) -> None:
         self.args = (level, seed, weights, length)
+        self.luck = luck
 
     def __call__(self, pairs: Sequence[int]) -> list[tuple[MatchResult, MatchResult]]:
-        return play_match_pairs(*self.args, pairs)
+        return play_match_pairs(*self.args, pairs, luck=self.luck)
 
 
 def run(
@@ -638,6 +741,7 @@ def run(
 ) -> tuple[MoneySummary | None, MatchSummary | None]:
     """Play the money games, then the matches, as ``args`` asks."""
     rules = MoneyRules(jacoby=args.jacoby, beavers=args.beavers)
+    weights: Weights = (args.weights, args.cube_weights)
     pool = ProcessPoolExecutor(max_workers=args.jobs) if args.jobs > 1 else None
     money: MoneySummary | None = None
     matches: MatchSummary | None = None
@@ -646,22 +750,22 @@ def run(
             start = time.perf_counter()
             done = _run_pairs(
                 pool,
-                _MoneyWork(args.level, args.seed, args.weights, rules),
+                _MoneyWork(args.level, args.seed, weights, rules, args.luck),
                 list(range(args.games // 2)),
                 args.jobs,
                 (lambda k: progress("games", k, args.games)) if progress else None,
             )
-            money = summarise_money(done, rules, time.perf_counter() - start)
+            money = summarise_money(done, rules, time.perf_counter() - start, args.luck)
         if args.matches:
             start = time.perf_counter()
             played = _run_pairs(
                 pool,
-                _MatchWork(args.level, args.seed, args.weights, args.length),
+                _MatchWork(args.level, args.seed, weights, args.length, args.luck),
                 list(range(args.matches // 2)),
                 args.jobs,
                 (lambda k: progress("matches", k, args.matches)) if progress else None,
             )
-            matches = summarise_matches(played, args.length, time.perf_counter() - start)
+            matches = summarise_matches(played, args.length, time.perf_counter() - start, args.luck)
     finally:
         if pool is not None:
             pool.shutdown()
@@ -692,6 +796,11 @@ def report(args: argparse.Namespace, money: MoneySummary | None, match: MatchSum
             f"money, cube on ({rules}): {m.games} games",
             f"  nard: {m.ppg:+.3f} points per game, 95% CI ±{m.ci95:.3f} "
             f"(±{m.ci95_unpaired:.3f} without pairing); target >= -0.15",
+            *(
+                [f"  luck-adjusted: {m.ppg_luck:+.3f} points per game, 95% CI ±{m.ci95_luck:.3f}"]
+                if m.ppg_luck is not None and m.ci95_luck is not None
+                else []
+            ),
             f"  nard wins {100 * m.win_rate:.1f}% of games; gammons or backgammons: "
             f"nard {100 * m.nard_gammons:.1f}%, gnubg {100 * m.gnubg_gammons:.1f}%; "
             f"final cube {m.average_cube:.2f} on average",
@@ -704,6 +813,14 @@ def report(args: argparse.Namespace, money: MoneySummary | None, match: MatchSum
             f"{t.length}-point matches, Crawford rule: {t.matches} matches",
             f"  nard wins {100 * t.win_rate:.1f}%, 95% CI ±{100 * t.ci95:.1f} "
             f"(±{100 * t.ci95_unpaired:.1f} without pairing); target >= 45%",
+            *(
+                [
+                    f"  luck-adjusted: nard wins {100 * t.win_rate_luck:.1f}%, "
+                    f"95% CI ±{100 * t.ci95_luck:.1f}"
+                ]
+                if t.win_rate_luck is not None and t.ci95_luck is not None
+                else []
+            ),
             f"  {t.average_games:.1f} games per match; final score "
             f"{t.average_score[0]:.2f}-{t.average_score[1]:.2f} (nard-gnubg) on average",
             *_cube_line(t.cube_actions),
@@ -715,9 +832,9 @@ def report(args: argparse.Namespace, money: MoneySummary | None, match: MatchSum
 
 
 # -- the sanity check ---------------------------------------------------------------
-def check(level: str, weights: str | None) -> str:
+def check(level: str, weights: str | None, cube_weights: str | None = None) -> str:
     """Both sides' cube verdicts (and gnubg's play) on a few clear positions."""
-    nard = NardPlayer(level, 0, weights)
+    nard = NardPlayer(level, 0, weights, cube_weights)
     gnubg = GnubgCubePlayer()
     opening = Position()
     race_won = Position.from_points({1: 2}, {1: 1})  # bears off next roll; no gammon
@@ -739,7 +856,7 @@ def check(level: str, weights: str | None) -> str:
         turn = turn_for(position, ctx)
         doubles, verdict = gnubg.double_verdict(turn)
         answer, take_verdict = gnubg.take_verdict(turn)
-        mine = nard.engine.cube_action(position, ctx)
+        mine = nard.cube_engine.cube_action(position, ctx)
         lines.append(
             f"{label:<36} {('yes: ' if doubles else 'no: ') + verdict:<40} "
             f"{answer + ' (' + take_verdict + ')':<42} {mine.action}"
@@ -771,6 +888,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--level", choices=[lv.value for lv in Level], default="expert", help="nard's level"
     )
     parser.add_argument("--weights", default=None, help="nard network file (default: shipped)")
+    parser.add_argument(
+        "--cube-weights",
+        default=None,
+        help="a network file for nard's cube decisions alone (default: --weights')",
+    )
+    parser.add_argument(
+        "--luck",
+        action="store_true",
+        help="also print the luck-adjusted figures (each roll's cubeful luck taken out)",
+    )
     parser.add_argument("--jacoby", action="store_true", help="money games with the Jacoby rule")
     parser.add_argument("--beavers", action="store_true", help="money games with beavers")
     parser.add_argument("--seed", type=int, default=1, help="seed of the dice")
@@ -782,7 +909,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.check:
-        print(check(args.level, args.weights))
+        print(check(args.level, args.weights, args.cube_weights))
         return 0
     if args.games < 0 or args.games % 2 or args.matches < 0 or args.matches % 2:
         parser.error("--games and --matches must be even numbers (0 skips that part)")

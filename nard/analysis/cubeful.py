@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from nard.analysis.stats import mwc_of
+from nard.core.dice import ALL_ROLLS
 from nard.core.position import Position
 from nard.engine import _kernels
 from nard.engine.cube import (
@@ -49,7 +50,7 @@ from nard.engine.cube import (
 from nard.engine.evaluator import Evaluator, cubeless_equity, evaluate_boards
 from nard.engine.luck import ROLL_WEIGHTS, one_ply_turn
 
-__all__ = ["CubefulStart", "cubeful_trials"]
+__all__ = ["OPENING_WEIGHTS", "CubefulStart", "cubeful_roll_luck", "cubeful_trials"]
 
 
 @dataclass(frozen=True)
@@ -156,15 +157,67 @@ def _cubeful_luck(
     best: npt.NDArray[np.int64],
     roll: int,
     ctx: CubeContext,
+    weights: npt.NDArray[np.float64] = ROLL_WEIGHTS,
 ) -> float:
     """The luck of ``roll`` in the mover's normalised cubeful equity at ``ctx``: its
     best play's cubeful equity (:func:`~nard.engine.cube.play_equities`, the cube as
-    it is) less the average over the 36 rolls of theirs."""
+    it is) less the average over the rolls (by ``weights``) of theirs."""
     xs = cube_efficiencies(kids[best])
     values = np.asarray(
         play_equities(list(kid_probs[best]), [], ctx, xs.tolist()), dtype=np.float64
     )
-    return float(values[roll] - ROLL_WEIGHTS @ values)
+    return float(values[roll] - weights @ values)
+
+
+OPENING_WEIGHTS = (
+    np.where([a != b for a, b in ALL_ROLLS], ROLL_WEIGHTS, 0.0)
+    / ROLL_WEIGHTS[[a != b for a, b in ALL_ROLLS]].sum()
+)
+"""The chance of each roll of :data:`~nard.core.dice.ALL_ROLLS` as a game's opening
+roll: the 15 non-doubles, 1/15 each (the higher die's owner plays it)."""
+
+
+def cubeful_roll_luck(
+    evaluator: Evaluator,
+    position: Position,
+    dice: tuple[int, int],
+    context: CubeContext,
+    *,
+    opening: bool = False,
+) -> float:
+    """The luck of ``dice`` to the side on roll at ``position``, with the cube and score
+    of ``context`` (its view): in its points in money play (at the cube's value), in
+    its match-winning chances in match play.
+
+    The best 0-ply play of the roll (cubeless, as the trials play) is valued by its
+    cubeful equity (:func:`~nard.engine.cube.play_equities`, the cube as it is),
+    less the average of that over the rolls, times the stake (the cube, or half the
+    match-winning chances between winning and losing a game at this cube). Over the
+    rolls it averages exactly zero, whoever plays and however wrong ``evaluator``
+    is, so a game's or a match's result less the luck of each roll in it keeps the
+    result's mean: ``bench/cube_strength.py --luck``. ``opening``: the game's opening
+    roll, never a double, is judged against the mean of the 15 others
+    (:data:`OPENING_WEIGHTS`); the higher die's owner plays it whichever roll it is.
+
+    >>> from nard.engine.evaluator import FakeEvaluator
+    >>> from nard.core.dice import ALL_ROLLS
+    >>> ctx = CubeContext(cube=2)
+    >>> luck = [cubeful_roll_luck(FakeEvaluator(), Position(), r, ctx) for r in ALL_ROLLS]
+    >>> abs(float(ROLL_WEIGHTS @ np.array(luck))) < 1e-12
+    True
+    """
+    roll = ALL_ROLLS.index((max(dice), min(dice)))
+    if opening and dice[0] == dice[1]:
+        raise ValueError(f"an opening roll is never a double, not {dice}")
+    kids, _, kid_probs, best, _, _ = one_ply_turn(
+        evaluator, np.array([list(position)], dtype=np.int64)
+    )
+    weights = OPENING_WEIGHTS if opening else ROLL_WEIGHTS
+    luck = _cubeful_luck(kids, kid_probs, best[0], roll, context, weights)
+    if context.is_money:
+        return context.cube * luck
+    win, lose = mwc_of(context)
+    return (win - lose) / 2.0 * luck
 
 
 def _root(mine: float, ctx: CubeContext, root_on_roll: bool) -> float:
