@@ -256,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     reference: np.ndarray | None = None
     first_nard: np.ndarray | None = None  # with several --weights, the first's figures
+    by_kind: list[str] = []  # with several --weights, the differences in money and match apart
     for name, row in rows.items():
         data = np.array(row)
         cells = []
@@ -279,10 +280,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 diff = per_item - first_nard
                 against_nard = f"{1000 * diff.mean():+.1f} ± {1000 * half_width(diff.tolist()):.1f}"
+                for kind in ("money", "match"):
+                    part = diff[[k == kind for k in kinds]]
+                    if len(part) > 1:
+                        by_kind.append(
+                            f"{name}: {kind} {1000 * part.mean():+.2f} ± "
+                            f"{1000 * half_width(part.tolist()):.2f} against the first nard "
+                            f"(doubler and taker, {len(part)} positions)"
+                        )
         print(
             f"{name:<40} {cells[0]:>12.1f} {cells[1]:>7.1f} {cells[2]:>11.1f} {cells[3]:>7.1f} "
             f"{1000 * per_item.mean():>7.1f} {versus:>16} {against_nard:>16}"
         )
+    for line in by_kind:
+        print(line)
     print(f"{secs:.0f} s")
     if args.worst:
         first = next(name for name in rows if name != "gnubg 0-ply")
