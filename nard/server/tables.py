@@ -22,6 +22,7 @@ the previous game ends) and the view a client is sent.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -799,8 +800,35 @@ def game_view(game: Game, show_plays: bool, legal_actions: Sequence[str]) -> dic
         "legal_plays": plays,
         "resignation": game.resignation,
         "result": None if result is None else result_view(result),
-        "history": [_action_text(a) for a in game.actions],
+        "history": history_view(game),
     }
+
+
+_HISTORIES: weakref.WeakKeyDictionary[Game, tuple[Action, list[dict[str, Any]]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each live game's history as clients are sent it, and its last action: a game only
+adds actions, so a view renders only those added since the last (a view of a long
+game rendered every action of it, each time)."""
+
+
+def history_view(game: Game) -> list[dict[str, Any]]:
+    """The game's actions as clients are sent them, oldest first (a list that later
+    views of the game extend: callers must not change it)."""
+    actions = game.actions
+    cached = _HISTORIES.get(game)
+    if cached is not None:
+        last, rendered = cached
+        n = len(rendered)
+        if 0 < n <= len(actions) and actions[n - 1] is last:
+            if n < len(actions):
+                rendered = rendered + [_action_text(a) for a in actions[n:]]
+                _HISTORIES[game] = (actions[-1], rendered)
+            return rendered
+    rendered = [_action_text(a) for a in actions]
+    if actions:
+        _HISTORIES[game] = (actions[-1], rendered)
+    return rendered
 
 
 def step_caption(
