@@ -300,6 +300,7 @@ class TableService:
         self._pubsub: PubSub | None = None  # the listener's subscription, while it is up
         self._subscribed: set[str] = set()  # its table channels
         self._following: asyncio.Task[None] | None = None
+        self._following_for: PubSub | None = None  # the subscription it follows for
         self._starts = 0  # start() calls not yet stopped (one per test client on this app)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._server_seeds = server_seeds or (lambda: secrets.token_bytes(SEED_BYTES))
@@ -1809,10 +1810,16 @@ class TableService:
 
     def _follow_watched(self) -> None:
         """Bring the subscription's table channels in line with the tables watched here,
-        soon (a task of its own, which also takes the changes made while it runs)."""
-        if self._pubsub is None or (self._following is not None and not self._following.done()):
+        soon: one task per subscription at a time, which also takes the changes made
+        while it runs (a task of a lost subscription ends by itself)."""
+        pubsub = self._pubsub
+        if pubsub is None:
             return
-        self._following = self._spawn(self._follow(self._pubsub))
+        task = self._following
+        if task is not None and not task.done() and self._following_for is pubsub:
+            return
+        self._following_for = pubsub
+        self._following = self._spawn(self._follow(pubsub))
 
     async def _follow(self, pubsub: PubSub) -> None:
         try:
@@ -1823,9 +1830,13 @@ class TableService:
                     return
                 if new:  # each confirmation resynchronises its table (the listener)
                     await pubsub.subscribe(*sorted(new))
+                    if self._pubsub is not pubsub:
+                        return  # lost meanwhile: the next subscription starts afresh
                     self._subscribed |= new
                 if old:
                     await pubsub.unsubscribe(*sorted(old))
+                    if self._pubsub is not pubsub:
+                        return
                     self._subscribed -= old
         except asyncio.CancelledError:
             raise
