@@ -196,7 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--weights",
         nargs="+",
         default=[str(DEFAULT_WEIGHTS)],
-        help="networks whose cube is judged, one or several on the same positions and "
+        help="networks whose cube is judged (a bundle's cube networks where it has them), "
+        "one or several on the same positions and "
         "judgements (the positions come from the shipped ones' games, chosen by gnubg 0-ply)",
     )
     parser.add_argument(
@@ -222,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     on_table = [view.doubles or min(view.judge[1:]) >= view.judge[0] for view in views]
     first_analysis: list[tuple[bool, float, float, float]] = []
     for weights in args.weights:
-        evaluator = NeuralEvaluator.load(weights)
+        evaluator = NeuralEvaluator.load(weights).for_cube()  # what its cube reads
         analyses = {
             plies: nard_analyses(evaluator, items, plies)
             for plies in sorted({v.plies for v in args.variants})

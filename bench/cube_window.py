@@ -18,7 +18,8 @@ for crashed positions (``nard.engine.encoding.crashed_flags``: the crashed
 net's class) and the rest apart; a last column gives each network's paired
 difference of mean squared error from the first network's at the same
 depth, with its 95% interval (negative: closer to the judge). ``--plies 0
-1`` measures nard's 1-ply values too.
+1`` measures nard's 1-ply values too. A bundle with cube networks is measured
+by them, as its cube analysis reads them (``Networks.for_cube``).
 
     .venv/bin/python bench/cube_window.py --positions 2000 --seed 8 --plies 0 1 \\
         --weights nard/engine/data/nard-net.npz training/work/X.npz
@@ -91,7 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--judge-plies", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
-        "--weights", nargs="+", default=[str(DEFAULT_WEIGHTS)], help="networks to measure"
+        "--weights",
+        nargs="+",
+        default=[str(DEFAULT_WEIGHTS)],
+        help="networks to measure (a bundle's cube networks where it has them)",
     )
     parser.add_argument(
         "--plies",
@@ -120,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("gnubg 0-ply", None, gnubg0 - judge)
     ]
     for weights in args.weights:
-        evaluator = NeuralEvaluator.load(weights)
+        evaluator = NeuralEvaluator.load(weights).for_cube()  # what its cube reads
         for plies in args.plies:
             probs = np.asarray(evaluate_ply(positions, evaluator, plies))
             name = Path(weights).name + (f" {plies}-ply" if args.plies != [0] else "")

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Networks aimed at the cube (issue 31; docs/engine.md, model card step 17): the
-# shipped contact network fitted on every cube-aimed rollout dataset of
-# training/data/rollouts/ (each three times) beside 79,172 positions of its own
-# 0-ply labels that hold its function elsewhere, then a crashed network fitted on
-# the crashed positions of the same datasets. The race and pruning networks of
-# the shipped bundle are kept.
+# Cube networks (issue 31; docs/engine.md, model card steps 17 and 18): the shipped
+# bundle with a cube contact network and a cube crashed network beside its checker
+# networks, which the engine's cube analysis reads instead (plays keep the shipped
+# networks). The cube contact network is the shipped contact network fitted on every
+# cube-aimed rollout dataset of training/data/rollouts/ (each three times) beside
+# 79,172 positions of its own 0-ply labels that hold its function elsewhere; the
+# cube crashed network starts from it and is fitted on the crashed positions of the
+# same datasets. (Candidate Q of step 17 was the same fit written over the checker
+# networks.)
 #
 #   training/cube.sh OUT.npz
 #
@@ -14,8 +17,9 @@
 # leaves of the expert's 1-ply cube) and a side with 9 or more checkers off
 # (m9-). On two cores a cw- or cu- file takes 8-13 minutes and an m9- file
 # about 5; a lent 16-core machine makes 16 at a time. Gate the result with
-# bench/cube_window.py (both windows, --plies 0 1), bench/strength.py
-# (expert@OUT against the shipped net, --luck) and bench/cube_decisions.py.
+# bench/cube_window.py (both windows, --plies 0 1) and bench/cube_decisions.py,
+# each with --weights SHIPPED OUT: both read what each bundle's cube reads (its
+# cube networks where it has them). The checker play is the shipped one's.
 set -euo pipefail
 out=$1
 nard=${NARD:-.venv/bin/nard}
@@ -48,6 +52,6 @@ for f in "$rollouts"/cw-*.npz "$rollouts"/cu-*.npz "$rollouts"/m9-*.npz \
     [[ $f == */mo-1402.npz ]] || data+=("$f")
 done
 $nard fit "$work/cube-contact.npz" --data "${data[@]}" "${data[@]}" "${data[@]}" "$anchor" \
-    --init "$shipped" --classes contact --hidden 512 --epochs 8 --learning-rate 3e-4
-$nard fit "$out" --data "${data[@]}" --init "$work/cube-contact.npz" --classes crashed \
+    --init "$shipped" --classes cube-contact --hidden 512 --epochs 8 --learning-rate 3e-4
+$nard fit "$out" --data "${data[@]}" --init "$work/cube-contact.npz" --classes cube-crashed \
     --epochs 16 --learning-rate 6e-4

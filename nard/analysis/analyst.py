@@ -171,6 +171,12 @@ class Analyst:
             raise ValueError(f"plies must be 0, 1 or 2, not {plies!r}")
         self.plies = plies
         self.evaluator: Evaluator = evaluator if evaluator is not None else load_evaluator(weights)
+        self.cube_evaluator: Evaluator = (
+            self.evaluator.for_cube()
+            if isinstance(self.evaluator, NeuralEvaluator)
+            else self.evaluator
+        )
+        """What the cube is judged by: the bundle's cube networks where it has them."""
         self.move_filter = move_filter
         self.pruning: Pruning | None = None
         if plies >= 2 and isinstance(self.evaluator, NeuralEvaluator):
@@ -196,13 +202,13 @@ class Analyst:
     def cube(self, position: Position, context: CubeContext) -> CubeVerdict:
         """The cube decision of the side on roll at the analysis depth (held at 0-ply
         far from the doubling window: :data:`CUBE_PRECHECK_MARGIN`)."""
-        probs = evaluate_ply([position], self.evaluator, 0)
+        probs = evaluate_ply([position], self.cube_evaluator, 0)
         row = five_probabilities(probs[0])
         decision = cube_decision(row, context, position=position)
         far = decision.no_double - min(decision.double_take, decision.double_pass)
         if self.plies == 0 or far > CUBE_PRECHECK_MARGIN:
             return CubeVerdict(decision, row, 0)
-        probs = evaluate_ply([position], self.evaluator, self.plies, pruning=self.pruning)
+        probs = evaluate_ply([position], self.cube_evaluator, self.plies, pruning=self.pruning)
         row = five_probabilities(probs[0])
         return CubeVerdict(cube_decision(row, context, position=position), row, self.plies)
 

@@ -318,6 +318,13 @@ class Engine:
         if time_limit is not None and (isinstance(time_limit, str) or time_limit < 0):
             raise ValueError(f"time_limit must be >= 0, None or 'level', not {time_limit!r}")
         self.evaluator: Evaluator = evaluator if evaluator is not None else load_evaluator(weights)
+        self.cube_evaluator: Evaluator = (
+            self.evaluator.for_cube()
+            if isinstance(self.evaluator, NeuralEvaluator)
+            else self.evaluator
+        )
+        """What the cube analysis reads: the bundle's cube networks where it has them
+        (:meth:`~nard.engine.network.Networks.for_cube`), else :attr:`evaluator`."""
         self.pruning: Pruning | None = None
         """The pruning of the level's checker-play search, when the level prunes and
         the evaluator's networks include a pruning network."""
@@ -347,14 +354,16 @@ class Engine:
     # -- evaluation --------------------------------------------------------
 
     def evaluate(
-        self, position: Position, plies: int | None = None
+        self, position: Position, plies: int | None = None, *, for_cube: bool = False
     ) -> tuple[Probabilities5, float]:
         """The five probabilities and cubeless equity at ``plies`` (default: the level's).
 
-        Seen from the side on roll of ``position``, before it rolls.
+        Seen from the side on roll of ``position``, before it rolls; ``for_cube``: by
+        the networks the cube analysis reads (:attr:`cube_evaluator`).
         """
         depth = self.plies if plies is None else plies
-        probs = evaluate_ply([position], self.evaluator, depth)
+        evaluator = self.cube_evaluator if for_cube else self.evaluator
+        probs = evaluate_ply([position], evaluator, depth)
         return five_probabilities(probs[0]), float(cubeless_equity(probs)[0])
 
     # -- plays -------------------------------------------------------------
@@ -469,14 +478,15 @@ class Engine:
         """Probabilities, cubeless equity and cube decision of the side on roll.
 
         The equities come from the level's cube plies (``cube_plies`` of
-        :data:`LEVEL_SETTINGS`); the beginner's verdict (double, take, its
+        :data:`LEVEL_SETTINGS`), by the networks the cube reads
+        (:attr:`cube_evaluator`); the beginner's verdict (double, take, its
         wording) is :func:`pip_count_cube`'s. At the roller level a close decision
         (:data:`ROLLER_CUBE_WINDOW`) takes its probabilities from a rollout of the
         position instead, within ``time_limit``.
         """
         ctx = match or CubeContext()
         start = time.perf_counter()
-        probs, equity = self.evaluate(position, self.settings.cube_plies)
+        probs, equity = self.evaluate(position, self.settings.cube_plies, for_cube=True)
         decision = cube_decision(probs, ctx, position=position)
         plan = self.settings.roller
         if plan is not None and _close(decision):
@@ -517,7 +527,7 @@ class Engine:
         if not ctx.can_double():
             return False
         if self.settings.cube_plies > 0 and not self.settings.pip_cube:
-            probs, _ = self.evaluate(position, 0)
+            probs, _ = self.evaluate(position, 0, for_cube=True)
             quick = cube_decision(probs, ctx, position=position)
             if quick.no_double - min(quick.double_take, quick.double_pass) > PRECHECK_MARGIN:
                 return False

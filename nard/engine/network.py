@@ -18,7 +18,11 @@ gnubg has them: ``contact`` for positions where the sides can still hit,
 positions where a side has crashed (:func:`~nard.engine.encoding.crashed_flags`).
 All read the same encoding. A bundle file (format :data:`BUNDLE_FORMAT`) holds
 them; a single-network file loads as a set whose contact net evaluates
-everything.
+everything. A bundle may also hold **cube networks** (:data:`CUBE_CLASSES`):
+contact and crashed networks that the engine's cube analysis reads in place of
+those its checker play reads (:meth:`Networks.for_cube`), since labels that
+teach a net the level of a position and those that teach it the order of one
+roll's plays pull apart (docs/engine.md, model card steps 17 and 18).
 
 :class:`NeuralEvaluator` puts the nets behind the ``Evaluator`` seam: exact
 values for finished games, the exact one-sided bear-off database
@@ -70,6 +74,7 @@ from nard.engine.evaluator import (
 
 __all__ = [
     "BUNDLE_FORMAT",
+    "CUBE_CLASSES",
     "DEEP_FORMAT",
     "FORMAT",
     "NET_CLASSES",
@@ -98,6 +103,10 @@ NET_CLASSES = ("contact", "race", "crashed")
 evaluates those positions too)."""
 PRUNING = "pruning"
 """The bundle's name for the optional pruning network (:attr:`Networks.pruning`)."""
+CUBE_CLASSES = ("cube-contact", "cube-crashed")
+"""The bundle's names for the optional cube networks (:attr:`Networks.cube_contact`,
+:attr:`Networks.cube_crashed`): what the cube analysis reads for contact and crashed
+positions instead of ``contact`` and ``crashed`` (races and bear-offs as for play)."""
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -443,7 +452,8 @@ class Networks:
     is not a class of positions: a small network on the raw inputs
     (:data:`~nard.engine.encoding.RAW_INPUTS`) that ranks a search's replies for
     :class:`~nard.engine.search.Pruning` (:class:`PruningEvaluator`), stored in
-    the bundle as ``pruning``.
+    the bundle as ``pruning``. ``cube_contact`` and ``cube_crashed`` (optional) are
+    the cube networks (:meth:`for_cube`).
 
     >>> nets = Networks(Network.random(hidden=4, seed=1), Network.random(hidden=3, seed=2))
     >>> nets.race is not None and nets.race.hidden
@@ -458,10 +468,16 @@ class Networks:
         race: Network | None = None,
         crashed: Network | None = None,
         pruning: Network | None = None,
+        cube_contact: Network | None = None,
+        cube_crashed: Network | None = None,
     ) -> None:
         self.contact = contact
         self.race = race
         self.crashed = crashed
+        if cube_crashed is not None and cube_contact is None:
+            raise ValueError("a cube crashed network needs a cube contact network beside it")
+        self.cube_contact = cube_contact
+        self.cube_crashed = cube_crashed
         if pruning is not None and pruning.inputs != RAW_INPUTS:
             raise ValueError(
                 f"a pruning network takes the {RAW_INPUTS} raw inputs, not {pruning.inputs}"
@@ -474,12 +490,21 @@ class Networks:
             shown += f", crashed={self.crashed!r}"
         if self.pruning is not None:
             shown += f", pruning={self.pruning!r}"
+        if self.cube_contact is not None:
+            shown += f", cube_contact={self.cube_contact!r}"
+        if self.cube_crashed is not None:
+            shown += f", cube_crashed={self.cube_crashed!r}"
         return shown + ")"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Networks):
             return NotImplemented
-        return self.by_class() == other.by_class() and self.pruning == other.pruning
+        return (
+            self.by_class() == other.by_class()
+            and self.pruning == other.pruning
+            and self.cube_contact == other.cube_contact
+            and self.cube_crashed == other.cube_crashed
+        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
@@ -488,11 +513,30 @@ class Networks:
         nets = {"contact": self.contact, "race": self.race, "crashed": self.crashed}
         return {name: net for name, net in nets.items() if net is not None}
 
+    def for_cube(self) -> Networks:
+        """The networks the cube analysis reads: the cube networks in place of the
+        contact and crashed ones, the race network as it is; without cube networks,
+        these networks themselves.
+
+        >>> nets = Networks(Network.random(hidden=4, seed=1))
+        >>> nets.for_cube() is nets
+        True
+        >>> cubed = Networks(nets.contact, cube_contact=Network.random(hidden=3, seed=2))
+        >>> cubed.for_cube().contact.hidden, cubed.for_cube().crashed is None
+        (3, True)
+        """
+        if self.cube_contact is None:
+            return self
+        return Networks(self.cube_contact, self.race, self.cube_crashed)
+
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
         """The arrays of a bundle file."""
         nets = self.by_class()
         if self.pruning is not None:
             nets[PRUNING] = self.pruning
+        for name, net in zip(CUBE_CLASSES, (self.cube_contact, self.cube_crashed), strict=True):
+            if net is not None:
+                nets[name] = net
         arrays: dict[str, npt.NDArray[Any]] = {
             "format": np.array(BUNDLE_FORMAT),
             "classes": np.array(list(nets)),
@@ -529,8 +573,9 @@ class Networks:
             problem = "no list of network classes"
         else:
             classes = [str(c) for c in arrays["classes"].reshape(-1)]
-            if "contact" not in classes or not set(classes) <= {*NET_CLASSES, PRUNING}:
-                expected = [*NET_CLASSES, PRUNING]
+            known = {*NET_CLASSES, PRUNING, *CUBE_CLASSES}
+            if "contact" not in classes or not set(classes) <= known:
+                expected = [*NET_CLASSES, PRUNING, *CUBE_CLASSES]
                 problem = f"network classes {classes!r}, expected some of {expected!r}"
         if problem:
             raise WeightsError(
@@ -546,7 +591,20 @@ class Networks:
                 nets[name] = Network.from_arrays(part, path, inputs)
             except WeightsError as exc:
                 raise WeightsError(f"{exc} (the {name} network)") from None
-        return cls(nets["contact"], nets.get("race"), nets.get("crashed"), nets.get(PRUNING))
+        if CUBE_CLASSES[1] in nets and CUBE_CLASSES[0] not in nets:
+            raise WeightsError(
+                f"network weights {str(path)!r} are corrupt or incompatible (a "
+                f"{CUBE_CLASSES[1]} network without a {CUBE_CLASSES[0]} one); "
+                + _RESTORE.format(path=path)
+            )
+        return cls(
+            nets["contact"],
+            nets.get("race"),
+            nets.get("crashed"),
+            nets.get(PRUNING),
+            nets.get(CUBE_CLASSES[0]),
+            nets.get(CUBE_CLASSES[1]),
+        )
 
 
 def read_npz(path: str | Path) -> dict[str, npt.NDArray[Any]]:
@@ -702,6 +760,17 @@ class NeuralEvaluator:
         # The bear-off database's answers by board: a search meets the same
         # bear-offs again and again, and each costs a few dozen microseconds.
         self._bearoff_cache: dict[bytes, tuple[float, float, float, float, float]] = {}
+        self._for_cube: NeuralEvaluator | None = None
+
+    def for_cube(self) -> NeuralEvaluator:
+        """The evaluator the cube analysis reads: the cube networks
+        (:meth:`Networks.for_cube`) with the same bear-off database, made once; this
+        evaluator itself when there are none."""
+        if self.networks.cube_contact is None:
+            return self
+        if self._for_cube is None:
+            self._for_cube = NeuralEvaluator(self.networks.for_cube(), self.bearoff)
+        return self._for_cube
 
     @property
     def network(self) -> Network:

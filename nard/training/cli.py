@@ -21,7 +21,7 @@ import numpy as np
 
 from nard.core.errors import NardError
 from nard.engine.encoding import crashed_flags, encode_boards, race_flags
-from nard.engine.network import NET_CLASSES, Network, Networks, NeuralEvaluator
+from nard.engine.network import CUBE_CLASSES, NET_CLASSES, Network, Networks, NeuralEvaluator
 from nard.training.dataset import DatasetError, load_dataset, make_dataset, save_dataset
 from nard.training.fitting import fit
 from nard.training.playout import play_games_with, playout_dataset
@@ -278,7 +278,8 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
         "--classes",
         nargs="+",
         default=["contact", "race"],
-        help="networks to fit: contact, race, crashed (default: contact race)",
+        help="networks to fit: contact, race, crashed, and the cube's own cube-contact, "
+        "cube-crashed (default: contact race)",
     )
     parser.add_argument(
         "--hidden",
@@ -350,13 +351,18 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
     stays a whole contact net), ``race`` on the races, ``crashed`` on the crashed
     positions only (:func:`~nard.engine.encoding.crashed_flags`), starting from
     the ``--init`` crashed net or, without one, from a copy of the contact net.
+    The cube networks (:data:`~nard.engine.network.CUBE_CLASSES`, what the cube
+    analysis reads) train alike: ``cube-contact`` on the contact positions from
+    the ``--init`` one or a copy of its contact net, ``cube-crashed`` on the
+    crashed ones from the ``--init`` one or a copy of the cube contact net.
     Networks of ``--init`` that are not fitted are kept as they are, its pruning
     network too (``nard prune`` makes a new one).
     """
     stream = sys.stderr if out is None else out
+    known = (*NET_CLASSES, *CUBE_CLASSES)
     for name in args.classes:
-        if name not in NET_CLASSES:
-            raise DatasetError(f"unknown network class {name!r}: one of {', '.join(NET_CLASSES)}")
+        if name not in known:
+            raise DatasetError(f"unknown network class {name!r}: one of {', '.join(known)}")
     if args.relative < 0:
         raise DatasetError(f"--relative takes a weight of at least 0, not {args.relative}")
     sizes: tuple[int, ...] = args.hidden
@@ -388,16 +394,23 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
     if start is not None:
         nets = dict(start.by_class())
         nets.setdefault("race", start.contact.copy())
+        cubes = (start.cube_contact, start.cube_crashed)
+        for cube_name, net in zip(CUBE_CLASSES, cubes, strict=True):
+            if net is not None:
+                nets[cube_name] = net
     for name in args.classes:
         if name == "race":
             rows = race
-        elif name == "crashed":
+        elif name in ("crashed", "cube-crashed"):
             rows = crashed_flags(boards)
         else:
             rows = ~race
         init = nets.get(name)
-        if init is None and name == "crashed" and "contact" in nets:
-            init = nets["contact"].copy()
+        # A new crashed net starts from its contact net, a new cube net from the
+        # checker net of its class's contact positions.
+        source = {"crashed": "contact", "cube-contact": "contact", "cube-crashed": "cube-contact"}
+        if init is None and nets.get(source.get(name, "")) is not None:
+            init = nets[source[name]].copy()
         init = _starting_network(init, sizes, args.seed, stream, name)
         if init.depth > 1 and not args.torch:
             raise DatasetError(
@@ -427,7 +440,16 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
     if pruning is not None:
         # It only ranks replies for the search; `nard prune` distils a new one.
         stream.write("the pruning network of --init is kept as it is\n")
-    Networks(nets["contact"], nets.get("race"), nets.get("crashed"), pruning).save(args.weights)
+    if "cube-crashed" in nets and "cube-contact" not in nets:
+        raise DatasetError("a cube-crashed network needs a cube-contact one: fit it too")
+    Networks(
+        nets["contact"],
+        nets.get("race"),
+        nets.get("crashed"),
+        pruning,
+        nets.get("cube-contact"),
+        nets.get("cube-crashed"),
+    ).save(args.weights)
     stream.write(f"networks written to {args.weights}\n")
     return 0
 
@@ -482,7 +504,9 @@ def run_prune(args: argparse.Namespace, out: Any = None) -> int:
         f"in {100 * missed:.2f}% of groups, {1000 * cost:.3f} thousandths of equity per group\n"
     )
     target = args.out or args.weights
-    Networks(nets.contact, nets.race, nets.crashed, network).save(target)
+    Networks(
+        nets.contact, nets.race, nets.crashed, network, nets.cube_contact, nets.cube_crashed
+    ).save(target)
     stream.write(f"networks written to {target}\n")
     return 0
 

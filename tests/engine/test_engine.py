@@ -286,3 +286,35 @@ def test_gammons_count_for_nothing_at_double_match_point() -> None:
             abs(play_equity(probs, MIDGAME, dmp) - play_equity([0.3, 0, 0, 0, 0], MIDGAME, dmp))
             < 1e-12
         )
+
+
+def test_the_cube_reads_the_cube_networks_and_the_plays_the_checker_networks() -> None:
+    """A bundle with cube networks (model card step 18): every level's cube analysis,
+    the computer's double and the analysis of a match read them; its plays do not."""
+    from nard.analysis import Analyst
+    from nard.engine.network import Networks
+    from nard.engine.search import evaluate_ply
+
+    shipped = NeuralEvaluator.load(engine_module.DEFAULT_WEIGHTS)
+    plays = shipped.networks
+    cube_net = Network.random(hidden=8, seed=3)  # far from the shipped net's values
+    both = NeuralEvaluator(
+        Networks(plays.contact, plays.race, plays.crashed, plays.pruning, cube_net),
+        shipped.bearoff,
+    )
+    middle = Position.from_position_id("4DvgATDgc/ABMA")
+    ctx = CubeContext()
+    for level in ("expert", "world-class"):
+        engine = Engine(level, evaluator=both, time_limit=None)
+        alone = Engine(level, evaluator=shipped, time_limit=None)
+        assert engine.cube_evaluator is both.for_cube() is not both
+        probs, _, decision = engine.cube_analysis(middle, ctx)
+        expected = evaluate_ply([middle], both.for_cube(), engine.settings.cube_plies)[0]
+        assert np.allclose(probs, expected)
+        assert not np.allclose(probs, alone.cube_analysis(middle, ctx)[0])
+        assert decision == cube_decision(probs, ctx, position=middle)
+        for roll in ((3, 1), (6, 6), (5, 2)):
+            assert engine.best_play(middle, roll) == alone.best_play(middle, roll)
+    verdict = Analyst(1, evaluator=both).cube(middle, ctx)
+    judged = evaluate_ply([middle], both.for_cube(), verdict.ply)[0]
+    assert np.allclose(verdict.probabilities, judged)

@@ -222,7 +222,7 @@ def test_networks_bundle_round_trip(tmp_path: Path) -> None:
         ({"classes": np.array(["race"])}, "network classes ['race']"),
         ({"race.w1": np.zeros((3, 3))}, "(the race network)"),
         ({"classes": np.array(["contact", "pruning"])}, "(the pruning network)"),
-        ({"classes": np.array(["contact", "prune"])}, "'pruning']"),
+        ({"classes": np.array(["contact", "prune"])}, "'pruning', 'cube-contact', 'cube-crashed']"),
     ],
 )
 def test_corrupt_bundles(tmp_path: Path, change: dict[str, np.ndarray], message: str) -> None:
@@ -258,6 +258,45 @@ def test_bundle_with_a_pruning_network(tmp_path: Path) -> None:
     PRUNER.save(tmp_path / "pruner.npz")
     with pytest.raises(WeightsError, match=f"{RAW_INPUTS} inputs"):
         Networks.load(tmp_path / "pruner.npz")
+
+
+def test_bundle_with_cube_networks(tmp_path: Path) -> None:
+    """Cube networks ride in the bundle beside the checker networks; the cube reads
+    them for contact and crashed positions and the race net as it is."""
+    contact, race, crashed = (Network.random(hidden=4, seed=k) for k in (1, 2, 3))
+    cube_contact, cube_crashed = Network.random(hidden=5, seed=4), Network.random(hidden=6, seed=5)
+    nets = Networks(contact, race, crashed, PRUNER, cube_contact, cube_crashed)
+    path = tmp_path / "nets.npz"
+    nets.save(path)
+    loaded = Networks.load(path)
+    assert loaded == nets and loaded != Networks(contact, race, crashed, PRUNER)
+    with np.load(path) as data:
+        assert data["classes"].tolist()[-2:] == ["cube-contact", "cube-crashed"]
+    cube = loaded.for_cube()
+    assert (cube.contact, cube.race, cube.crashed, cube.pruning) == (
+        cube_contact,
+        race,
+        cube_crashed,
+        None,
+    )
+    assert "cube_contact=" in repr(loaded)
+    evaluator = NeuralEvaluator(loaded)
+    assert evaluator.for_cube() is evaluator.for_cube()  # made once
+    assert NeuralEvaluator(Networks(contact)).for_cube().networks.contact is contact
+    middle = Position.from_position_id("4DvgATDgc/ABMA")
+    race_position = Position.from_points({6: 3, 5: 2, 2: 2}, {6: 3, 5: 3, 1: 1})
+    assert not np.allclose(evaluator.evaluate([middle]), evaluator.for_cube().evaluate([middle]))
+    assert np.allclose(
+        evaluator.evaluate([race_position]), evaluator.for_cube().evaluate([race_position])
+    )
+    # A cube crashed network alone is refused, in memory and in a file.
+    with pytest.raises(ValueError, match="cube contact"):
+        Networks(contact, cube_crashed=cube_crashed)
+    arrays: dict[str, Any] = nets.to_arrays()
+    arrays["classes"] = np.array(["contact", "race", "crashed", "cube-crashed"])
+    np.savez(tmp_path / "odd.npz", **arrays)
+    with pytest.raises(WeightsError, match="without a cube-contact"):
+        Networks.load(tmp_path / "odd.npz")
 
 
 def test_pruning_evaluator_is_the_network_on_the_raw_inputs() -> None:

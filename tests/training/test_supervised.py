@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from nard.core.position import Position
-from nard.engine.encoding import encode_boards
+from nard.engine.encoding import RAW_INPUTS, encode_boards
 from nard.engine.engine import DEFAULT_WEIGHTS
 from nard.engine.network import Network, Networks, NeuralEvaluator
 from nard.engine.search import evaluate_ply
@@ -220,6 +220,54 @@ def test_fit_crashed_starts_from_the_contact_net(tmp_path: Path) -> None:
     # The crashed net answers for the crashed positions only.
     assert not np.allclose(ev.evaluate([crashed]), base.evaluate([crashed]))
     np.testing.assert_array_equal(ev.evaluate([Position()]), base.evaluate([Position()]))
+
+
+def test_fit_cube_networks_beside_the_checker_networks(tmp_path: Path) -> None:
+    """``--classes cube-contact cube-crashed`` fits the networks the cube analysis reads
+    (model card step 18): each starts from a copy of its checker counterpart, the
+    checker networks and the pruning network are kept, and a later fit or prune of
+    the bundle keeps the cube networks."""
+    crashed = Position.from_points({1: 6, 2: 5, 3: 1, 6: 1, 24: 2}, {6: 5, 8: 5, 13: 5})
+    boards = np.array([crashed, crashed.flip(), Position()], dtype=np.int8)
+    targets = np.array([[0.2, 0.0, 0.0, 0.5, 0.1]] * 3, dtype=np.float32)
+    dataset = tmp_path / "d.npz"
+    save_dataset(Dataset(boards, targets, {}), dataset)
+    start = tmp_path / "start.npz"
+    pruner = Network.random(hidden=3, seed=4, inputs=RAW_INPUTS)
+    Networks(Network.random(hidden=6, seed=1), Network.random(hidden=4, seed=2), None, pruner).save(
+        start
+    )
+    nets = tmp_path / "nets.npz"
+    args = argparse.Namespace(
+        weights=str(nets), data=[str(dataset)], init=str(start),
+        classes=["cube-contact", "cube-crashed"], hidden=(6,), epochs=3, learning_rate=1e-2,
+        batch=2, seed=0, relative=0.0, torch=False, device="auto",
+    )  # fmt: skip
+    out = io.StringIO()
+    assert run_fit(args, out) == 0
+    assert "cube-contact: 3 positions" in out.getvalue()
+    assert "cube-crashed: 2 positions" in out.getvalue()
+    before, after = Networks.load(start), Networks.load(nets)
+    assert (after.contact, after.race, after.crashed, after.pruning) == (
+        before.contact, before.race, None, pruner,
+    )  # fmt: skip
+    assert after.cube_contact is not None and after.cube_crashed is not None
+    assert after.cube_contact != before.contact  # fitted from its copy
+    ev = NeuralEvaluator(after)
+    np.testing.assert_array_equal(
+        ev.evaluate([crashed]), NeuralEvaluator(before).evaluate([crashed])
+    )  # play: unchanged
+    assert not np.allclose(ev.for_cube().evaluate([crashed]), ev.evaluate([crashed]))
+    # Fitting the checker networks again keeps the cube networks.
+    again = tmp_path / "again.npz"
+    run_fit(argparse.Namespace(**{**vars(args), "weights": str(again), "init": str(nets),
+                                  "classes": ["contact"]}), out)  # fmt: skip
+    kept = Networks.load(again)
+    assert (kept.cube_contact, kept.cube_crashed) == (after.cube_contact, after.cube_crashed)
+    # A cube-crashed network alone has no cube-contact one to go with.
+    with pytest.raises(DatasetError, match="cube-contact"):
+        run_fit(argparse.Namespace(**{**vars(args), "classes": ["cube-crashed"],
+                                      "weights": str(tmp_path / "x.npz")}), out)  # fmt: skip
 
 
 def test_label_command_by_playout(tmp_path: Path) -> None:
