@@ -217,6 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     views = gnubg_views(items, args.judge_plies, args.jobs)
     kinds = ["money" if item.context.is_money else "match" for item in items]
     rows: dict[str, list[tuple[float, float]]] = {}
+    variant_of: dict[str, str] = {}  # each nard row's variant
     rows["gnubg 0-ply"] = [losses(v.doubles, v.takes, v.judge) for v in views]
     # A double is on the table where the judge or gnubg 0-ply doubles: the same rows
     # for every net, chosen by none of them.
@@ -241,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 first_analysis = verdicts
             name = str(variant) if len(args.weights) == 1 else f"{variant} {Path(weights).stem}"
             rows[name] = row
+            variant_of[name] = str(variant)
     secs = time.perf_counter() - t0
 
     n_table = sum(on_table)
@@ -253,10 +255,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{'player':<40} {'double money':>12} {'match':>7} {'take money':>11} {'match':>7} "
         f"{'both':>7} {'vs first':>16}"
-        + (f" {'vs first nard':>16}" if len(args.weights) > 1 else "")
+        + (f" {'vs first net':>16}" if len(args.weights) > 1 else "")
     )
     reference: np.ndarray | None = None
-    first_nard: np.ndarray | None = None  # with several --weights, the first's figures
+    # With several --weights: the first network's figures by variant, which the other
+    # networks' rows of the same variant are compared with.
+    first_net: dict[str, np.ndarray] = {}
     by_kind: list[str] = []  # with several --weights, the differences in money and match apart
     for name, row in rows.items():
         data = np.array(row)
@@ -275,19 +279,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             half = half_width(diff.tolist())
             versus = f"{1000 * diff.mean():+.1f} ± {1000 * half:.1f}"
         against_nard = ""
-        if len(args.weights) > 1 and name != "gnubg 0-ply":
-            if first_nard is None:
-                first_nard = per_item
+        if len(args.weights) > 1 and name in variant_of:
+            variant = variant_of[name]
+            if variant not in first_net:
+                first_net[variant] = per_item
             else:
-                diff = per_item - first_nard
+                diff = per_item - first_net[variant]
                 against_nard = f"{1000 * diff.mean():+.1f} ± {1000 * half_width(diff.tolist()):.1f}"
-                for kind in ("money", "match"):
-                    part = diff[[k == kind for k in kinds]]
+                for kind in ("all", "money", "match"):
+                    part = diff if kind == "all" else diff[[k == kind for k in kinds]]
                     if len(part) > 1:
                         by_kind.append(
                             f"{name}: {kind} {1000 * part.mean():+.2f} ± "
-                            f"{1000 * half_width(part.tolist()):.2f} against the first nard "
-                            f"(doubler and taker, {len(part)} positions)"
+                            f"{1000 * half_width(part.tolist()):.2f} against the first network "
+                            f"at the same variant ({len(part)} positions)"
                         )
         print(
             f"{name:<40} {cells[0]:>12.1f} {cells[1]:>7.1f} {cells[2]:>11.1f} {cells[3]:>7.1f} "
