@@ -194,13 +194,21 @@ def test_label_and_fit_commands(tmp_path: Path) -> None:
         run_fit(argparse.Namespace(**{**vars(fit_args), "relative": -1.0}), out)
 
 
-def test_fit_crashed_starts_from_the_contact_net(tmp_path: Path) -> None:
-    # Crashed positions (a side down to its last few checkers in play, contact kept).
-    crashed = Position.from_points({1: 6, 2: 5, 3: 1, 6: 1, 24: 2}, {6: 5, 8: 5, 13: 5})
-    boards = np.array([crashed, crashed.flip(), Position()], dtype=np.int8)
+CRASHED = Position.from_points({1: 6, 2: 5, 3: 1, 6: 1, 24: 2}, {6: 5, 8: 5, 13: 5})
+"""A crashed position: a side down to its last few checkers in play, contact kept."""
+
+
+def crashed_dataset(tmp_path: Path) -> tuple[Position, Path]:
+    """A dataset of :data:`CRASHED`, its mirror (both crashed) and the opening position."""
+    boards = np.array([CRASHED, CRASHED.flip(), Position()], dtype=np.int8)
     targets = np.array([[0.2, 0.0, 0.0, 0.5, 0.1]] * 3, dtype=np.float32)
     dataset = tmp_path / "d.npz"
     save_dataset(Dataset(boards, targets, {}), dataset)
+    return CRASHED, dataset
+
+
+def test_fit_crashed_starts_from_the_contact_net(tmp_path: Path) -> None:
+    crashed, dataset = crashed_dataset(tmp_path)
     start = tmp_path / "start.npz"
     Networks(Network.random(hidden=6, seed=1), Network.random(hidden=4, seed=2)).save(start)
     nets = tmp_path / "nets.npz"
@@ -227,11 +235,7 @@ def test_fit_cube_networks_beside_the_checker_networks(tmp_path: Path) -> None:
     (model card step 18): each starts from a copy of its checker counterpart, the
     checker networks and the pruning network are kept, and a later fit or prune of
     the bundle keeps the cube networks."""
-    crashed = Position.from_points({1: 6, 2: 5, 3: 1, 6: 1, 24: 2}, {6: 5, 8: 5, 13: 5})
-    boards = np.array([crashed, crashed.flip(), Position()], dtype=np.int8)
-    targets = np.array([[0.2, 0.0, 0.0, 0.5, 0.1]] * 3, dtype=np.float32)
-    dataset = tmp_path / "d.npz"
-    save_dataset(Dataset(boards, targets, {}), dataset)
+    crashed, dataset = crashed_dataset(tmp_path)
     start = tmp_path / "start.npz"
     pruner = Network.random(hidden=3, seed=4, inputs=RAW_INPUTS)
     Networks(Network.random(hidden=6, seed=1), Network.random(hidden=4, seed=2), None, pruner).save(
