@@ -34,7 +34,7 @@ from nard.engine.evaluator import (
     five_probabilities,
     flip_probabilities,
 )
-from nard.engine.network import NeuralEvaluator, PruningEvaluator
+from nard.engine.network import NeuralEvaluator, PruningEvaluator, cube_evaluator
 from nard.engine.search import (
     ROLL_COUNTS,
     WORLD_CLASS_FILTER,
@@ -171,11 +171,7 @@ class Analyst:
             raise ValueError(f"plies must be 0, 1 or 2, not {plies!r}")
         self.plies = plies
         self.evaluator: Evaluator = evaluator if evaluator is not None else load_evaluator(weights)
-        self.cube_evaluator: Evaluator = (
-            self.evaluator.for_cube()
-            if isinstance(self.evaluator, NeuralEvaluator)
-            else self.evaluator
-        )
+        self.cube_evaluator = cube_evaluator(self.evaluator)
         """What the cube is judged by: the bundle's cube networks where it has them."""
         self.move_filter = move_filter
         self.pruning: Pruning | None = None

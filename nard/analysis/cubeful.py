@@ -133,9 +133,8 @@ def cubeful_trials(
                     ctx = contexts[i] = ctx.doubled()
             roll = int(rolls[i, t])
             luck = _cubeful_luck(kids, kid_probs, best[k], roll, ctx)
-            stake = ctx.cube if ctx.is_money else (mwc_of(ctx)[0] - mwc_of(ctx)[1]) / 2.0
             sign = 1.0 if root_on_roll[i] else -1.0
-            correction[i] += sign * stake * luck
+            correction[i] += sign * _stake(ctx) * luck
         picked = best[np.arange(len(alive)), rolls[alive, t]]
         boards = kids[picked][going]
         alive = alive[going]
@@ -169,10 +168,8 @@ def _cubeful_luck(
     return float(values[roll] - weights @ values)
 
 
-OPENING_WEIGHTS = (
-    np.where([a != b for a, b in ALL_ROLLS], ROLL_WEIGHTS, 0.0)
-    / ROLL_WEIGHTS[[a != b for a, b in ALL_ROLLS]].sum()
-)
+_NOT_DOUBLES = np.array([a != b for a, b in ALL_ROLLS])
+OPENING_WEIGHTS = np.where(_NOT_DOUBLES, ROLL_WEIGHTS, 0.0) / ROLL_WEIGHTS[_NOT_DOUBLES].sum()
 """The chance of each roll of :data:`~nard.core.dice.ALL_ROLLS` as a game's opening
 roll: the 15 non-doubles, 1/15 each (the higher die's owner plays it)."""
 
@@ -213,11 +210,17 @@ def cubeful_roll_luck(
         evaluator, np.array([list(position)], dtype=np.int64)
     )
     weights = OPENING_WEIGHTS if opening else ROLL_WEIGHTS
-    luck = _cubeful_luck(kids, kid_probs, best[0], roll, context, weights)
-    if context.is_money:
-        return context.cube * luck
-    win, lose = mwc_of(context)
-    return (win - lose) / 2.0 * luck
+    return _stake(context) * _cubeful_luck(kids, kid_probs, best[0], roll, context, weights)
+
+
+def _stake(ctx: CubeContext) -> float:
+    """What one unit of the mover's normalised cubeful equity is worth at ``ctx``: the
+    cube's points in money play, half the match-winning chances between winning and
+    losing a game at this cube in match play."""
+    if ctx.is_money:
+        return float(ctx.cube)
+    win, lose = mwc_of(ctx)
+    return (win - lose) / 2.0
 
 
 def _root(mine: float, ctx: CubeContext, root_on_roll: bool) -> float:

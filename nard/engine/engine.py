@@ -96,7 +96,7 @@ from nard.engine.evaluator import (
     five_probabilities,
     flip_probabilities,
 )
-from nard.engine.network import NeuralEvaluator, PruningEvaluator, WeightsError
+from nard.engine.network import NeuralEvaluator, PruningEvaluator, WeightsError, cube_evaluator
 from nard.engine.roller import (
     ROLLER_PLAN,
     RollerPlan,
@@ -318,11 +318,7 @@ class Engine:
         if time_limit is not None and (isinstance(time_limit, str) or time_limit < 0):
             raise ValueError(f"time_limit must be >= 0, None or 'level', not {time_limit!r}")
         self.evaluator: Evaluator = evaluator if evaluator is not None else load_evaluator(weights)
-        self.cube_evaluator: Evaluator = (
-            self.evaluator.for_cube()
-            if isinstance(self.evaluator, NeuralEvaluator)
-            else self.evaluator
-        )
+        self.cube_evaluator = cube_evaluator(self.evaluator)
         """What the cube analysis reads: the bundle's cube networks where it has them
         (:meth:`~nard.engine.network.Networks.for_cube`), else :attr:`evaluator`."""
         self.pruning: Pruning | None = None

@@ -67,6 +67,7 @@ from nard.engine.encoding import (
 from nard.engine.evaluator import (
     NUM_OUTPUTS,
     Boards,
+    Evaluator,
     Probabilities,
     boards_of,
     fill_outcomes,
@@ -84,6 +85,7 @@ __all__ = [
     "NeuralEvaluator",
     "PruningEvaluator",
     "WeightsError",
+    "cube_evaluator",
     "read_npz",
     "sanity_check",
     "write_npz_atomic",
@@ -833,6 +835,13 @@ class NeuralEvaluator:
         if counts[_kernels.ROUTE_OVER]:
             fill_outcomes(probs, boards, np.flatnonzero(kinds == _kernels.ROUTE_OVER))
         return probs
+
+
+def cube_evaluator(evaluator: Evaluator) -> Evaluator:
+    """What a cube analysis reads with ``evaluator``: a neural evaluator's cube
+    networks where its bundle has them (:meth:`NeuralEvaluator.for_cube`), else
+    ``evaluator`` itself."""
+    return evaluator.for_cube() if isinstance(evaluator, NeuralEvaluator) else evaluator
 
 
 class PruningEvaluator:

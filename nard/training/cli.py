@@ -344,6 +344,11 @@ def _starting_network(
     return Network.random(sizes[0] if len(sizes) == 1 else sizes, seed=seed)
 
 
+_STARTS_FROM = {"crashed": "contact", "cube-contact": "contact", "cube-crashed": "cube-contact"}
+"""The network a new one of a class starts from, copied: a crashed net from its
+contact net, a cube net from its checker counterpart."""
+
+
 def run_fit(args: argparse.Namespace, out: Any = None) -> int:
     """Run ``nard fit``: train each class's network on its positions of the datasets.
 
@@ -373,6 +378,12 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
     if args.torch:
         where = pick_device(load_torch(), args.device)  # fail early, before the data
         stream.write(f"fitting with PyTorch on {where}\n")
+    start = Networks.load(args.init) if args.init else None
+    has_cube_contact = "cube-contact" in args.classes or (
+        start is not None and start.cube_contact is not None
+    )
+    if "cube-crashed" in args.classes and not has_cube_contact:
+        raise DatasetError("a cube-crashed network needs a cube-contact one: fit it too")
     parts = [load_dataset(p) for p in args.data]
     boards = np.concatenate([d.boards for d in parts])
     targets = np.concatenate([d.targets for d in parts])
@@ -389,7 +400,6 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
         raise DatasetError("--relative needs datasets with groups (nard label --siblings)")
     del parts
     race = race_flags(boards)
-    start = Networks.load(args.init) if args.init else None
     nets: dict[str, Network] = {}
     if start is not None:
         nets = dict(start.by_class())
@@ -406,11 +416,9 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
         else:
             rows = ~race
         init = nets.get(name)
-        # A new crashed net starts from its contact net, a new cube net from the
-        # checker net of its class's contact positions.
-        source = {"crashed": "contact", "cube-contact": "contact", "cube-crashed": "cube-contact"}
-        if init is None and nets.get(source.get(name, "")) is not None:
-            init = nets[source[name]].copy()
+        source = _STARTS_FROM.get(name)
+        if init is None and source is not None and source in nets:
+            init = nets[source].copy()
         init = _starting_network(init, sizes, args.seed, stream, name)
         if init.depth > 1 and not args.torch:
             raise DatasetError(
@@ -440,8 +448,6 @@ def run_fit(args: argparse.Namespace, out: Any = None) -> int:
     if pruning is not None:
         # It only ranks replies for the search; `nard prune` distils a new one.
         stream.write("the pruning network of --init is kept as it is\n")
-    if "cube-crashed" in nets and "cube-contact" not in nets:
-        raise DatasetError("a cube-crashed network needs a cube-contact one: fit it too")
     Networks(
         nets["contact"],
         nets.get("race"),
