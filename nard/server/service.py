@@ -28,7 +28,16 @@ Several processes
     subscribes while it has WebSockets on the table: those processes bring
     their copy up to date and push it to their sockets, and the others hear
     nothing (on a shared channel every process read every commit of every
-    table). Sign-outs go to every process on :data:`CHANNEL`. The listener
+    table). A process that subscribes to a table's channel says so on
+    :data:`CHANNEL` (``follow``; ``unfollow`` when it leaves, ``gone`` when it
+    stops), and a process announces a table's commits only while another
+    follows it: a table played and watched in one process costs Redis
+    nothing. On hearing ``follow`` a process announces the table once at once
+    if it has it in hand, for a commit it made before hearing; a process
+    that (re)subscribes asks everyone what they follow (``who``), and tables
+    whose channels have no subscribers left (a process killed outright) are
+    forgotten by a check every ``follower_check`` seconds.
+    Sign-outs go to every process on :data:`CHANNEL`. The listener
     reconnects with back-off and, on every (re)subscription, resynchronises
     the tables it covers from the database; while Redis is down, watched
     tables are polled from the database instead. Reads never trust the cache:
@@ -118,7 +127,7 @@ where handing the decision to a thread and back would cost more than the decisio
 
 CHANNEL = "nard:tables"
 """The Redis channel every server process listens on: sign-outs (whose sockets
-close wherever they are)."""
+close wherever they are) and who follows which table."""
 TABLE_CHANNEL = "nard:table:"
 """The prefix of a table's own Redis channel (:func:`table_channel`)."""
 
@@ -274,6 +283,7 @@ class TableService:
         spectator_interval: float = 0.2,
         poll_interval: float = 1.0,
         redis_backoff: tuple[float, float] = (0.1, 5.0),
+        follower_check: float = 60.0,
         metrics: Metrics | None = None,
     ) -> None:
         self.storage = storage
@@ -301,6 +311,13 @@ class TableService:
         self._subscribed: set[str] = set()  # its table channels
         self._following: asyncio.Task[None] | None = None
         self._following_for: PubSub | None = None  # the subscription it follows for
+        self._followers: dict[str, set[str]] = {}
+        """The other processes following each table (heard on :data:`CHANNEL`): a
+        table's commits are announced only while some process follows it."""
+        self._follow_marks: dict[str, int] = {}  # table -> when a follow was last heard
+        self._last_chat: dict[str, int] = {}  # table -> the last message posted here
+        self._follow_count = 0
+        self.follower_check = follower_check
         self._starts = 0  # start() calls not yet stopped (one per test client on this app)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._server_seeds = server_seeds or (lambda: secrets.token_bytes(SEED_BYTES))
@@ -358,6 +375,7 @@ class TableService:
         )
         self._spawn(self._listen_forever())
         self._spawn(self._poll_while_redis_down())
+        self._spawn(self._check_followers_forever())
 
     async def stop(self) -> None:
         """Stop gracefully: close every socket (clients reconnect elsewhere), finish the
@@ -380,6 +398,8 @@ class TableService:
             with contextlib.suppress(Exception):
                 await self._redis.aclose()
         if self._announcer is not None:
+            if self.redis_ok:  # the others stop announcing for this process
+                self._announcer.announce(CHANNEL, f"gone {self.origin}")
             self._announcer.close()
             self._announcer = None
         self.redis_ok = False
@@ -1483,6 +1503,7 @@ class TableService:
 
     def _drop(self, table_id: str) -> None:
         self._live.pop(table_id, None)
+        self._last_chat.pop(table_id, None)
         self._used.pop(table_id, None)
         self._held.pop(table_id, None)
 
@@ -1597,7 +1618,8 @@ class TableService:
         )
         message = chat_json(row, player.username)
         self._deliver(table, message)
-        self._publish(table_channel(table.id), f"chat {self.origin} {table.id} {row.id}")
+        self._last_chat[table.id] = row.id
+        self._announce(table.id, f"chat {self.origin} {table.id} {row.id}")
         return message
 
     def _deliver(self, table: AnyTable, message: dict[str, Any]) -> None:
@@ -1684,7 +1706,13 @@ class TableService:
     def _notify(self, table: AnyTable) -> None:
         """Tell this process's watchers, and the other processes through Redis."""
         self._tell_watchers(table)
-        self._publish(table_channel(table.id), f"table {self.origin} {table.id} {table.seq}")
+        self._announce(table.id, f"table {self.origin} {table.id} {table.seq}")
+
+    def _announce(self, table_id: str, message: str) -> None:
+        """Announce ``message`` on the table's channel if another process follows the
+        table; a table nobody else watches costs Redis nothing."""
+        if self._followers.get(table_id):
+            self._publish(table_channel(table_id), message)
 
     def _publish(self, channel: str, message: str) -> None:
         """Announce ``message`` to the other processes on ``channel``: queued for the
@@ -1783,12 +1811,19 @@ class TableService:
                         # anything published meanwhile was lost, so read the database.
                         channel = _text(message.get("channel"))
                         if channel.startswith(TABLE_CHANNEL):
-                            await self._refresh(channel.removeprefix(TABLE_CHANNEL))
+                            # Subscribed: the others announce the table from now on
+                            # (and any commit they made before hearing so).
+                            table_id = channel.removeprefix(TABLE_CHANNEL)
+                            self._publish(CHANNEL, f"follow {self.origin} {table_id}")
+                            await self._refresh(table_id)
                             continue
                         if not self.redis_ok:
                             log.info("Redis subscription up: resynchronising watched tables")
                         self.redis_ok = True
                         delay = self.redis_backoff[0]
+                        # Whatever was said about following while this process was not
+                        # listening: each process answers with the tables it follows.
+                        self._publish(CHANNEL, f"who {self.origin}")
                         await self._resync()
                     elif message.get("type") == "message":
                         self.metrics.redis_messages.inc()
@@ -1838,6 +1873,8 @@ class TableService:
                     if self._pubsub is not pubsub:
                         return
                     self._subscribed -= old
+                    for chunk in _chunks(sorted(c.removeprefix(TABLE_CHANNEL) for c in old)):
+                        self._publish(CHANNEL, f"unfollow {self.origin} {' '.join(chunk)}")
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the listener notices too, and subscribes afresh
@@ -1845,17 +1882,82 @@ class TableService:
 
     async def _on_message(self, data: Any) -> None:
         try:
-            kind, origin, subject, *rest = _text(data).split(" ")
+            kind, origin, *rest = _text(data).split(" ")
         except ValueError:
             return
         if origin == self.origin:
             return
-        if kind == "session":
-            self._close_session(subject)
-        elif kind == "chat" and rest:
-            await self._chat_from_elsewhere(subject, rest[0])
+        if kind == "who":
+            # A process (re)subscribed and asks who follows what.
+            following = sorted(c.removeprefix(TABLE_CHANNEL) for c in self._subscribed)
+            for chunk in _chunks(following):
+                self._publish(CHANNEL, f"follow {self.origin} {' '.join(chunk)}")
+        elif kind == "gone":
+            self._unfollowed(origin, list(self._followers))
+        elif not rest:
+            return
+        elif kind == "follow":
+            self._heard_follow(origin, rest)
+        elif kind == "unfollow":
+            self._unfollowed(origin, rest)
+        elif kind == "session":
+            self._close_session(rest[0])
+        elif kind == "chat" and len(rest) > 1:
+            await self._chat_from_elsewhere(rest[0], rest[1])
         elif kind == "table":
-            await self._refresh(subject)
+            await self._refresh(rest[0])
+
+    def _heard_follow(self, origin: str, tables: Sequence[str]) -> None:
+        """``origin`` follows ``tables`` now: announce their commits from now on, and
+        once at once for each table this process has in hand (it may have committed
+        a change, or stored a chat message, before hearing this, after the follower
+        read the database)."""
+        for table_id in tables:
+            self._followers.setdefault(table_id, set()).add(origin)
+            self._follow_count += 1
+            self._follow_marks[table_id] = self._follow_count
+            table = self._live.get(table_id)
+            if table is not None:
+                channel = table_channel(table_id)
+                self._publish(channel, f"table {self.origin} {table_id} {table.seq}")
+                chat = self._last_chat.get(table_id)
+                if chat is not None:  # the page keeps one copy of a message
+                    self._publish(channel, f"chat {self.origin} {table_id} {chat}")
+
+    def _unfollowed(self, origin: str, tables: Sequence[str]) -> None:
+        for table_id in tables:
+            followers = self._followers.get(table_id)
+            if followers is not None:
+                followers.discard(origin)
+                if not followers:
+                    del self._followers[table_id]
+                    self._follow_marks.pop(table_id, None)
+
+    async def _check_followers_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.follower_check)
+            if self.redis_ok:
+                try:
+                    await self.check_followers()
+                except Exception as exc:
+                    log.warning("could not check the tables' followers on Redis (%s)", exc)
+
+    async def check_followers(self) -> int:
+        """Forget the followers of tables whose channels nobody subscribes to any more
+        (a process killed outright never said it stopped following); the number of
+        tables forgotten. A follow heard while Redis was asked is kept."""
+        assert self._redis is not None
+        marks = {t: self._follow_marks.get(t, 0) for t in self._followers}
+        forgotten = 0
+        for chunk in _chunks(sorted(marks)):
+            counts = await self._redis.pubsub_numsub(*(table_channel(t) for t in chunk))
+            for channel, count in counts:
+                table_id = _text(channel).removeprefix(TABLE_CHANNEL)
+                if count == 0 and self._follow_marks.get(table_id, 0) == marks[table_id]:
+                    if self._followers.pop(table_id, None) is not None:
+                        forgotten += 1
+                    self._follow_marks.pop(table_id, None)
+        return forgotten
 
     async def _refresh(self, table_id: str) -> None:
         """Bring a table another process changed up to date (its watchers are told)."""
@@ -1883,6 +1985,11 @@ class TableService:
                     await self._resync()
                 except Exception:
                     log.warning("polling the database failed", exc_info=True)
+
+
+def _chunks(items: Sequence[str], size: int = 100) -> list[Sequence[str]]:
+    """``items`` in runs of at most ``size`` (one Redis message each)."""
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _text(data: Any) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi.testclient import TestClient
+from redis import Redis
 
 from nard.server import create_app
 from nard.server.storage import Storage
@@ -109,7 +110,7 @@ def test_publishing_to_the_other_processes_never_holds_up_a_request(
     import threading
 
     import nard.server.service as service_module
-    from nard.server.service import TABLE_CHANNEL
+    from nard.server.service import CHANNEL, TABLE_CHANNEL
 
     release = threading.Event()
     published: list[str] = []
@@ -125,7 +126,7 @@ def test_publishing_to_the_other_processes_never_holds_up_a_request(
             return HeldBack()
 
         def publish(self, channel: str, message: str) -> None:
-            assert channel.startswith(TABLE_CHANNEL)
+            assert channel.startswith(TABLE_CHANNEL) or channel == CHANNEL
             self.pending.append(message)
             if self is client_itself:  # a direct publish waits for the answer
                 self.execute()
@@ -158,6 +159,13 @@ def test_publishing_to_the_other_processes_never_holds_up_a_request(
             headers = guest(client, "ann")
             table = new_table(client, headers, match_length=3)
             before = table["seq"]
+            # Another process follows the table (a table nobody else follows is not
+            # announced at all).
+            service = app.state.service
+            other = Redis.from_url(redis_url)
+            other.publish(CHANNEL, f"follow other {table['id']}")
+            other.close()
+            eventually(lambda: service._followers.get(table["id"]), "the follow heard")
             table = act(client, table["id"], headers, simple_command(table))
             assert table["seq"] > before
             answered_while_held = list(published)
