@@ -197,6 +197,9 @@ class CubeRollout:
             if self.double_take_error is None
             else round(self.double_take_error, 6),
             "action": d.action,
+            "double": d.double,
+            "take": d.take,
+            "beaver": d.beaver,
         }
 
 

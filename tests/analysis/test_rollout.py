@@ -119,6 +119,25 @@ def test_the_cli_prints_the_cube_and_refuses_bad_input(capsys: pytest.CaptureFix
     assert capsys.readouterr().err.count("\n") == 1
 
 
+def test_the_cli_offers_the_beaver_where_the_xgid_allows_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An XGID's money rules reach the rollout's verdict: the opening position's double
+    (the taker's equity after taking is above zero) is beavered where the XGID allows
+    beavers (rules 2), and only there."""
+    start = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:{}:0:10"
+    options = ["--trials", "36", "--truncate", "2", "--jobs", "1"]
+    assert main(["rollout", start.format(2), *options]) == 0
+    out = capsys.readouterr().out
+    assert "proper cube action: No double, beaver" in out
+    assert main(["rollout", start.format(2), *options, "--json"]) == 0
+    decision = json.loads(capsys.readouterr().out)
+    assert (decision["double"], decision["take"], decision["beaver"]) == (False, True, True)
+    assert decision["double_take"] < 0
+    assert main(["rollout", start.format(0), *options]) == 0
+    assert "proper cube action: No double, take\n" in capsys.readouterr().out
+
+
 def test_a_ray_rollout_throws_the_same_dice(capsys: pytest.CaptureFixture[str]) -> None:
     """``--ray local`` (Ray is optional: ``pip install nard[ray]``) gives the process
     pool's answer."""
