@@ -36,7 +36,8 @@ Several processes
     if it has it in hand, for a commit it made before hearing; a process
     that (re)subscribes asks everyone what they follow (``who``), and tables
     whose channels have no subscribers left (a process killed outright) are
-    forgotten by a check every ``follower_check`` seconds.
+    forgotten by a check every ``follower_check`` seconds, when each process
+    also reminds the others of what it follows (``following``).
     Sign-outs go to every process on :data:`CHANNEL`. The listener
     reconnects with back-off and, on every (re)subscription, resynchronises
     the tables it covers from the database; while Redis is down, watched
@@ -1898,6 +1899,8 @@ class TableService:
             return
         elif kind == "follow":
             self._heard_follow(origin, rest)
+        elif kind == "following":  # a reminder: news only where it was not known
+            self._heard_follow(origin, rest, reminder=True)
         elif kind == "unfollow":
             self._unfollowed(origin, rest)
         elif kind == "session":
@@ -1907,17 +1910,19 @@ class TableService:
         elif kind == "table":
             await self._refresh(rest[0])
 
-    def _heard_follow(self, origin: str, tables: Sequence[str]) -> None:
+    def _heard_follow(self, origin: str, tables: Sequence[str], reminder: bool = False) -> None:
         """``origin`` follows ``tables`` now: announce their commits from now on, and
         once at once for each table this process has in hand (it may have committed
         a change, or stored a chat message, before hearing this, after the follower
-        read the database)."""
+        read the database). A ``reminder`` of a follow already known changes nothing."""
         for table_id in tables:
-            self._followers.setdefault(table_id, set()).add(origin)
+            followers = self._followers.setdefault(table_id, set())
+            known = origin in followers
+            followers.add(origin)
             self._follow_count += 1
             self._follow_marks[table_id] = self._follow_count
             table = self._live.get(table_id)
-            if table is not None:
+            if table is not None and not (reminder and known):
                 channel = table_channel(table_id)
                 self._publish(channel, f"table {self.origin} {table_id} {table.seq}")
                 chat = self._last_chat.get(table_id)
@@ -1937,10 +1942,20 @@ class TableService:
         while True:
             await asyncio.sleep(self.follower_check)
             if self.redis_ok:
+                self.remind_followed()
                 try:
                     await self.check_followers()
                 except Exception as exc:
                     log.warning("could not check the tables' followers on Redis (%s)", exc)
+
+    def remind_followed(self) -> None:
+        """Say again which tables this process follows (``following``): a ``follow``
+        lost on its way (Redis failed to take it while the subscription stayed up)
+        would otherwise leave this process's sockets at those tables unannounced
+        for good; now for at most :attr:`follower_check` seconds."""
+        following = sorted(c.removeprefix(TABLE_CHANNEL) for c in self._subscribed)
+        for chunk in _chunks(following):
+            self._publish(CHANNEL, f"following {self.origin} {' '.join(chunk)}")
 
     async def check_followers(self) -> int:
         """Forget the followers of tables whose channels nobody subscribes to any more

@@ -234,6 +234,22 @@ def test_a_table_nobody_else_follows_costs_redis_nothing(
         assert one.portal.call(announcing.check_followers) == 1
         table = act(one, table["id"], headers, simple_command(table))
         assert published(table["id"]) == []
+        # A follow lost on its way (Redis failed to take it): the follower's reminder
+        # (every minute) brings the announcements back.
+        lost: list[str] = []
+        announcing._heard_follow = lambda origin, tables, reminder=False: lost.append(origin)
+        with two.websocket_connect(f"/ws/tables/{table['id']}") as socket:
+            seen = receive_table(socket)
+            until(lambda: lost, "the follow never came")
+            announcing._heard_follow = hear_follow
+            after = act(one, table["id"], headers, simple_command(table))
+            assert published(table["id"]) == []  # one does not know two follows
+            assert two.portal is not None
+            two.portal.call(second.state.service.remind_followed)
+            pushed = receive_table(socket)
+            while pushed["seq"] < after["seq"]:
+                pushed = receive_table(socket)
+            assert pushed["seq"] == after["seq"] > seen["seq"]
     spy.close()
     redis.close()
     for store in stores:
