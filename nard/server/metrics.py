@@ -19,6 +19,7 @@ metric                                 what
 ``nard_redis_up``                      1 while the Redis subscription is up
 ``nard_redis_reconnects_total``        Redis subscriptions lost
 ``nard_redis_messages_total``          announcements heard on Redis (watched tables, sign-outs)
+``nard_redis_published_total``         announcements published on Redis (followed tables, ...)
 ``nard_rate_limited_total``            requests refused by a limit, by policy
 =====================================  ==========================================
 """
@@ -77,6 +78,9 @@ class Metrics:
         )
         self.redis_messages = Counter(
             "nard_redis_messages", "announcements heard on Redis", registry=r
+        )
+        self.redis_published = Counter(
+            "nard_redis_published", "announcements published on Redis", registry=r
         )
         self.rate_limited = Counter(
             "nard_rate_limited", "requests refused by a limit", ["policy"], registry=r

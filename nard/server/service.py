@@ -1723,6 +1723,7 @@ class TableService:
         if self._announcer is None or not self.redis_ok:
             return
         self._announcer.announce(channel, message)
+        self.metrics.redis_published.inc()
 
     def _tell_watchers(self, table: AnyTable) -> None:
         """Queue the table's new state on every watcher, one serialisation per distinct
@@ -1889,10 +1890,9 @@ class TableService:
         if origin == self.origin:
             return
         if kind == "who":
-            # A process (re)subscribed and asks who follows what.
-            following = sorted(c.removeprefix(TABLE_CHANNEL) for c in self._subscribed)
-            for chunk in _chunks(following):
-                self._publish(CHANNEL, f"follow {self.origin} {' '.join(chunk)}")
+            # A process (re)subscribed and asks who follows what: news to it, a
+            # reminder to the others.
+            self.remind_followed()
         elif kind == "gone":
             self._unfollowed(origin, list(self._followers))
         elif not rest:

@@ -182,6 +182,12 @@ def test_a_table_nobody_else_follows_costs_redis_nothing(
         for _ in range(4):
             table = act(one, table["id"], headers, simple_command(table))
         assert published(table["id"]) == []  # nobody else follows it
+        announced = [
+            line
+            for line in one.get("/metrics").text.splitlines()
+            if line.startswith("nard_redis_published_total ")
+        ]
+        assert announced  # operators see what a process publishes
         # Process two follows the table (a socket there); process one hears of it
         # late, after a commit: that commit is announced when it hears.
         held: list[tuple[str, list[str]]] = []  # follows heard by process one, held back
