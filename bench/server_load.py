@@ -21,6 +21,12 @@ p95 under 50 ms with 20 guests, on SQLite and on PostgreSQL.
     python bench/server_load.py --games 20 --actions 40 --baseline eb7c044
     python bench/server_load.py --postgres postgresql+psycopg://postgres@127.0.0.1/postgres
     python bench/server_load.py --processes 2 --baseline HEAD
+    python bench/server_load.py --processes 2 --baseline HEAD --watch
+
+With ``--watch`` each guest also has its table open in a WebSocket, as the page
+does, on the next process: the players' sockets on other processes than their
+requests (a load balancer without sticky sessions), so that every commit is
+announced on Redis; without it a table is played and watched by nobody else.
 """
 
 from __future__ import annotations
@@ -117,19 +123,55 @@ async def play(client: Connection, table: dict[str, Any], actions: int, times: l
     return done
 
 
-async def one_player(base: str, actions: int, times: list[float], rng: random.Random) -> int:
+async def one_player(
+    base: str,
+    actions: int,
+    times: list[float],
+    rng: random.Random,
+    watch_base: str | None = None,
+) -> int:
     client = await Connection.open(base)
+    watching: asyncio.Task[None] | None = None
     try:
         _, me = await client.post("/api/guest", {})
+        cookie = client.headers.removeprefix("Cookie: ").strip()
         client.headers += f"X-CSRF-Token: {me['csrf_token']}\r\n"
         body = {"opponent": "computer", "level": "expert", "match_length": 7}
         _, table = await client.post("/api/tables", body)
         if table["status"] == "seeding":  # servers since issue 27 take the contribution now
             path = f"/api/tables/{table['id']}/seed"
             _, table = await client.post(path, {"contribution": f"load {rng.random()}"})
+        if watch_base is not None:
+            watching = await watch(watch_base, table["id"], cookie)
         return await play(client, table, actions, times)
     finally:
         client.close()
+        if watching is not None:
+            watching.cancel()
+            with contextlib.suppress(BaseException):
+                await watching
+
+
+async def watch(base: str, table_id: str, cookie: str) -> asyncio.Task[None]:
+    """The guest's page's socket on its table, at ``base``: read (and dropped) until
+    cancelled. Returns once the first state has come."""
+    import websockets
+
+    socket = await websockets.connect(
+        base.replace("http://", "ws://") + f"/ws/tables/{table_id}",
+        additional_headers={"Cookie": cookie},
+        origin=websockets.Origin(base),
+    )
+    await socket.recv()
+
+    async def read() -> None:
+        try:
+            async for _ in socket:
+                pass
+        finally:
+            await socket.close()
+
+    return asyncio.get_running_loop().create_task(read())
 
 
 @dataclass
@@ -250,6 +292,7 @@ def run(
     redis_url: str,
     cores_each: int | None = None,
     redis_for_one: bool = False,
+    watch: bool = False,
 ) -> Result:
     folder = Path(tempfile.mkdtemp(prefix="nard-load-"))
     ports = [free_port() for _ in range(processes)]
@@ -299,10 +342,10 @@ def run(
                     sys.exit(f"server_load.py: the server at {base} did not start")
                 time.sleep(0.2)
         # Warm up (the engine's first decisions), then measure.
-        asyncio.run(load(bases, 2, 5))
+        asyncio.run(load(bases, 2, 5, watch))
         cpu_before = sum(cpu_seconds(s.pid) for s in servers)
         mine = time.process_time()
-        times, count, secs = asyncio.run(load(bases, games, actions))
+        times, count, secs = asyncio.run(load(bases, games, actions, watch))
         cpu = sum(cpu_seconds(s.pid) for s in servers) - cpu_before
         client_ms = 1000 * (time.process_time() - mine) / max(count, 1)
     finally:
@@ -314,12 +357,23 @@ def run(
     return Result(label, count, secs, times, 1000 * cpu / max(count, 1), client_ms)
 
 
-async def load(bases: list[str], games: int, actions: int) -> tuple[list[float], int, float]:
+async def load(
+    bases: list[str], games: int, actions: int, watch: bool = False
+) -> tuple[list[float], int, float]:
     times: list[float] = []
     rng = random.Random(1)
     start = time.perf_counter()
     done = await asyncio.gather(
-        *(one_player(bases[n % len(bases)], actions, times, rng) for n in range(games))
+        *(
+            one_player(
+                bases[n % len(bases)],
+                actions,
+                times,
+                rng,
+                bases[(n + 1) % len(bases)] if watch else None,
+            )
+            for n in range(games)
+        )
     )
     return times, sum(done), time.perf_counter() - start
 
@@ -348,9 +402,18 @@ def main(argv: list[str] | None = None) -> int:
         "own (the load generator is not confined): how throughput grows with processes "
         "when each has cores to run on, on a machine with few",
     )
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="each guest also watches its table over a WebSocket on the next process (its "
+        "page behind a load balancer that does not keep a player on one process): with "
+        "several processes every commit is then announced on Redis",
+    )
     args = parser.parse_args(argv)
     where = "PostgreSQL" if args.postgres else "SQLite"
     confined = f", {args.cores_each} core(s) per server process" if args.cores_each else ""
+    if args.watch:
+        confined += ", each guest watching its table on the next process"
     print(
         f"{args.games} guests at once against the expert, "
         f"up to {args.actions} actions each, {where}{confined}"
@@ -375,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
                         args.redis,
                         args.cores_each,
                         args.redis_for_one,
+                        args.watch,
                     )
                 print("  " + result.line(), flush=True)
                 results.setdefault(label, []).append(result)
