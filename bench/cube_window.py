@@ -15,9 +15,12 @@ expert's 1-ply cube analysis, which is only as good as the net is there).
 For each network and for gnubg 0-ply (for scale) it prints the root mean
 square and the mean of (net - judge) and the share off by more than 0.1,
 for crashed positions (``nard.engine.encoding.crashed_flags``: the crashed
-net's class) and the rest apart; a last column gives each network's paired
+net's class) and the rest apart; a column gives each network's paired
 difference of mean squared error from the first network's at the same
-depth, with its 95% interval (negative: closer to the judge). ``--plies 0
+depth, with its 95% interval (negative: closer to the judge). The last three
+do the same for the winning chance alone (the equity less its gammons: a net
+closer in equity may be further in the split between wins and gammons, which
+match play's cube weighs by the score). ``--plies 0
 1`` measures nard's 1-ply values too. A bundle with cube networks is measured
 by them, as its cube analysis reads them (``Networks.for_cube``).
 
@@ -76,13 +79,14 @@ def sample_window(
             if len(pool) == 3 * count:  # about a third is in either window
                 break
     gnubg = judged(pool, 0, jobs)
-    picked = [i for i in range(len(pool)) if low <= gnubg[i] <= high][:count]
+    picked = [i for i in range(len(pool)) if low <= gnubg[i, 1] <= high][:count]
     return [pool[i] for i in picked], gnubg[picked]
 
 
 def judged(positions: list[Position], plies: int, jobs: int) -> npt.NDArray[np.float64]:
-    """gnubg's cubeless equity of each position at ``plies``, in ``jobs`` processes."""
-    return judge_all(positions, plies, jobs)[:, 1]
+    """gnubg's winning chance and cubeless equity of each position at ``plies`` (an
+    ``(n, 2)`` array), in ``jobs`` processes."""
+    return judge_all(positions, plies, jobs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -122,13 +126,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # and its errors against the judge.
     rows: list[tuple[str, int | None, npt.NDArray[np.float64]]] = [
         ("gnubg 0-ply", None, gnubg0 - judge)
-    ]
+    ]  # errors: (n, 2), winning chance and equity
     for weights in args.weights:
         evaluator = NeuralEvaluator.load(weights).for_cube()  # what its cube reads
         for plies in args.plies:
             probs = np.asarray(evaluate_ply(positions, evaluator, plies))
             name = Path(weights).name + (f" {plies}-ply" if args.plies != [0] else "")
-            rows.append((name, plies, cubeless_equity(probs) - judge))
+            mine = np.stack([probs[:, 0], cubeless_equity(probs)], axis=1)
+            rows.append((name, plies, mine - judge))
 
     low, high = WINDOWS[args.window]
     print(
@@ -139,9 +144,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{'network':<32} {'crashed rms':>11} {'bias':>7} {'>0.1':>6} "
         f"{'other rms':>10} {'bias':>7} {'>0.1':>6} {'all rms':>8} {'mse vs first, x1000':>22}"
+        f" {'win rms':>8} {'win bias':>8} {'win mse vs first':>17}"
     )
     firsts: dict[int, npt.NDArray[np.float64]] = {}
-    for name, depth, error in rows:
+    for name, depth, errors in rows:
+        error, win = errors[:, 1], errors[:, 0]
         cells = []
         for pick in (crashed, ~crashed):
             part = error[pick]
@@ -153,15 +160,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{part.mean():+.4f}",
                 f"{np.mean(np.abs(part) > 0.1):.3f}",
             ]
-        versus = ""
+        versus = win_versus = ""
         if depth is not None:
-            first = firsts.setdefault(depth, error)
-            if first is not error:
-                diff = error**2 - first**2
+            first = firsts.setdefault(depth, errors)
+            if first is not errors:
+                diff = error**2 - first[:, 1] ** 2
                 versus = f"{1000 * diff.mean():+.2f} ± {1000 * half_width(diff.tolist()):.2f}"
+                diff = win**2 - first[:, 0] ** 2
+                win_versus = f"{1000 * diff.mean():+.2f} ± {1000 * half_width(diff.tolist()):.2f}"
         print(
             f"{name:<32} {cells[0]:>11} {cells[1]:>7} {cells[2]:>6} {cells[3]:>10} "
             f"{cells[4]:>7} {cells[5]:>6} {np.sqrt(np.mean(error**2)):>8.4f} {versus:>22}"
+            f" {np.sqrt(np.mean(win**2)):>8.4f} {win.mean():>+8.4f} {win_versus:>17}"
         )
     print(f"{time.perf_counter() - t0:.0f} s")
     return 0
