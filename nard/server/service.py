@@ -1620,7 +1620,7 @@ class TableService:
         message = chat_json(row, player.username)
         self._deliver(table, message)
         self._last_chat[table.id] = row.id
-        self._announce(table.id, f"chat {self.origin} {table.id} {row.id}")
+        self._announce(table.id, self._chat_news(table.id, row.id))
         return message
 
     def _deliver(self, table: AnyTable, message: dict[str, Any]) -> None:
@@ -1707,7 +1707,15 @@ class TableService:
     def _notify(self, table: AnyTable) -> None:
         """Tell this process's watchers, and the other processes through Redis."""
         self._tell_watchers(table)
-        self._announce(table.id, f"table {self.origin} {table.id} {table.seq}")
+        self._announce(table.id, self._table_news(table.id, table.seq))
+
+    def _table_news(self, table_id: str, seq: int) -> str:
+        """The announcement that the table is at ``seq`` (its channel's ``table``)."""
+        return f"table {self.origin} {table_id} {seq}"
+
+    def _chat_news(self, table_id: str, message_id: int) -> str:
+        """The announcement of a chat message stored here (its channel's ``chat``)."""
+        return f"chat {self.origin} {table_id} {message_id}"
 
     def _announce(self, table_id: str, message: str) -> None:
         """Announce ``message`` on the table's channel if another process follows the
@@ -1875,8 +1883,7 @@ class TableService:
                     if self._pubsub is not pubsub:
                         return
                     self._subscribed -= old
-                    for chunk in _chunks(sorted(c.removeprefix(TABLE_CHANNEL) for c in old)):
-                        self._publish(CHANNEL, f"unfollow {self.origin} {' '.join(chunk)}")
+                    self._say_following("unfollow", old)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the listener notices too, and subscribes afresh
@@ -1924,10 +1931,10 @@ class TableService:
             table = self._live.get(table_id)
             if table is not None and not (reminder and known):
                 channel = table_channel(table_id)
-                self._publish(channel, f"table {self.origin} {table_id} {table.seq}")
+                self._publish(channel, self._table_news(table_id, table.seq))
                 chat = self._last_chat.get(table_id)
                 if chat is not None:  # the page keeps one copy of a message
-                    self._publish(channel, f"chat {self.origin} {table_id} {chat}")
+                    self._publish(channel, self._chat_news(table_id, chat))
 
     def _unfollowed(self, origin: str, tables: Sequence[str]) -> None:
         for table_id in tables:
@@ -1953,9 +1960,14 @@ class TableService:
         lost on its way (Redis failed to take it while the subscription stayed up)
         would otherwise leave this process's sockets at those tables unannounced
         for good; now for at most :attr:`follower_check` seconds."""
-        following = sorted(c.removeprefix(TABLE_CHANNEL) for c in self._subscribed)
-        for chunk in _chunks(following):
-            self._publish(CHANNEL, f"following {self.origin} {' '.join(chunk)}")
+        self._say_following("following", self._subscribed)
+
+    def _say_following(self, kind: str, channels: set[str]) -> None:
+        """Tell the others on :data:`CHANNEL` ``kind`` (``unfollow``, ``following``)
+        for the tables of ``channels``, a message per :func:`_chunks` run."""
+        tables = sorted(c.removeprefix(TABLE_CHANNEL) for c in channels)
+        for chunk in _chunks(tables):
+            self._publish(CHANNEL, f"{kind} {self.origin} {' '.join(chunk)}")
 
     async def check_followers(self) -> int:
         """Forget the followers of tables whose channels nobody subscribes to any more
