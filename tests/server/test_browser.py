@@ -589,6 +589,34 @@ def test_double_clicks_undo_one_move_and_the_dice_swap(base_url: str, browser: B
     assert errors == []
 
 
+def test_a_click_after_escape_picks_the_checker_up_again(base_url: str, browser: Browser) -> None:
+    """A click on a checker, Escape, and another click on it within 0.4 s counted as a
+    double click: it moved the checker instead of picking it up again (seen in CI)."""
+    page, errors = new_page(browser)
+    match_against_the_computer(page, base_url, "Ida", 3)
+    undo = page.locator("button[data-action=undo]")
+    for _ in range(10):  # until a turn that is not entered for the player
+        until_my_play(page)
+        if not page.locator("button[data-action=confirm]").is_enabled():
+            break
+        play_by_clicks(page)
+    else:
+        raise AssertionError("every play was entered for the player")
+    for point in own_points(page):
+        checker = page.locator(f"#board .checker[data-point='{point}']").last
+        checker.click()
+        if page.locator("#board .target").count():
+            break
+    else:
+        raise AssertionError("no checker could be picked up")
+    page.keyboard.press("Escape")
+    assert page.locator("#board .target").count() == 0, "Escape puts it back"
+    checker.click()
+    assert page.locator("#board .target").count(), "the click picks it up again"
+    assert undo.is_disabled(), "and moves nothing"
+    assert errors == []
+
+
 def play_to_the_end(
     page: Page, tap: bool = False, enter: Callable[[Page], None] | None = None
 ) -> None:

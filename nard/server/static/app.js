@@ -614,6 +614,7 @@ async function tableView(id) {
     if (event.target.closest("input, textarea, select")) return;
     if (event.key === "Escape" && selected !== null) {
       selected = null; // a checker picked up is put back
+      lastTap = { point: null, time: 0 }; // and the next click on it picks it up again
       render();
       return;
     }
