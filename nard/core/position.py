@@ -198,8 +198,8 @@ class Position(tuple[int, ...]):
     def is_race(self) -> bool:
         """True when no contact is left: every checker has passed all the opponent's."""
         b = self
-        back = max((p for p in range(1, 26) if b[p] > 0), default=0)
-        front = min((i for i in range(0, 25) if b[i] < 0), default=25)
+        back = next((p for p in range(25, 0, -1) if b[p] > 0), 0)
+        front = next((i for i in range(25) if b[i] < 0), 25)
         return back < front
 
     def is_contact(self) -> bool:
@@ -208,7 +208,8 @@ class Position(tuple[int, ...]):
 
     def is_game_over(self) -> bool:
         """True when one side has borne off all its checkers."""
-        return self.on_roll_at(OFF) == CHECKERS or self.opponent_at(OFF) == CHECKERS
+        # All of a side's checkers are off when none is left on the board.
+        return max(self) <= 0 or min(self) >= 0
 
     def outcome(self) -> int:
         """0 while the game goes on; else the cubeless points won, signed from the

@@ -87,6 +87,7 @@ import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -761,24 +762,120 @@ def play_equities(
     True
     """
     theirs = context.swapped()
-    xs = (
-        list(efficiencies)
-        if efficiencies is not None
-        else [cube_efficiency(result) for result in results]
-    )
+    if efficiencies is not None:
+        xs = list(efficiencies)
+    elif len(results) > 4:  # at once: the same values (see cube_efficiencies)
+        xs = cube_efficiencies(np.array(results, dtype=np.int64)).tolist()
+    else:
+        xs = [cube_efficiency(result) for result in results]
     if theirs.is_money:
         return [
             -_money_cubeful(probs, theirs, x) for probs, x in zip(results_probs, xs, strict=True)
         ]
     score = _Score(context, (0.5, 0.0, 0.0, 0.0, 0.0))
     win, lose = score.mwc(0, context.cube), score.mwc(0, -context.cube)
-    out = []
-    for probs, x in zip(results_probs, xs, strict=True):
-        mine = 1.0 - _Score(theirs, probs).cubeful(x)
-        if win <= lose:  # pragma: no cover - a table's equities rise with the score
-            out.append(2.0 * mine - 1.0)
-        else:
-            out.append(2.0 * (mine - lose) / (win - lose) - 1.0)
+    if len(xs) != len(results_probs):
+        raise ValueError(f"{len(results_probs)} rows of probabilities, {len(xs)} efficiencies")
+    if not xs:
+        return []
+    rows = np.asarray(results_probs, dtype=np.float64).reshape(len(xs), -1)
+    mine = 1.0 - _cubeful_rows(theirs, rows, np.asarray(xs, dtype=np.float64))
+    # (win <= lose never holds: a table's equities rise with the score)
+    values = 2.0 * mine - 1.0 if win <= lose else 2.0 * (mine - lose) / (win - lose) - 1.0
+    out: list[float] = values.tolist()
+    return out
+
+
+def _cubeful_rows(
+    ctx: CubeContext, rows: npt.NDArray[np.float64], xs: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """``_Score(ctx, row).cubeful(x)`` of every row and its ``x`` at once: the same
+    operations in the same order on arrays, so the same floats (a decision in match
+    play asks for every candidate play's; one by one they were most of its time).
+    Rows where the one-by-one formulas divide by zero are left to them."""
+    if rows.ndim != 2 or rows.shape[1] != 5:
+        raise ValueError(f"expected rows of the five probabilities, got shape {rows.shape}")
+    score = _Score(ctx, (0.5, 0.0, 0.0, 0.0, 0.0))
+    mwc = score.mwc
+    p, wg, wbg, lg, lbg = (rows[:, i] for i in range(5))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = (np.where(p > 0, (wg - wbg) / p, 0.0), np.where(p < 1, (lg - lbg) / (1 - p), 0.0))
+        bg = (np.where(p > 0, wbg / p, 0.0), np.where(p < 1, lbg / (1 - p), 0.0))
+
+        def win(k: int, cube: int) -> npt.NDArray[np.float64]:
+            gk, bk = g[k], bg[k]
+            out: npt.NDArray[np.float64] = (
+                (1 - gk - bk) * mwc(k, cube) + gk * mwc(k, 2 * cube) + bk * mwc(k, 3 * cube)
+            )
+            return out
+
+        def lose(k: int, cube: int) -> npt.NDArray[np.float64]:
+            gk, bk = g[1 - k], bg[1 - k]
+            out: npt.NDArray[np.float64] = (
+                (1 - gk - bk) * mwc(k, -cube) + gk * mwc(k, -2 * cube) + bk * mwc(k, -3 * cube)
+            )
+            return out
+
+        c = ctx.cube
+        dead = p * win(0, c) + (1 - p) * lose(0, c)
+        if not score.is_cube_alive():
+            return dead
+        # _Score.cash_points, a row at a time.
+        a0, a1 = score.away
+        top = c
+        while a0 >= 2 * top and a1 >= 2 * top:
+            top *= 2
+        upper: tuple[Any, Any] = (1.0, 1.0)
+        level = top
+        while level >= c:
+            points = []
+            for k in (0, 1):
+                dp = mwc(k, level)
+                dtw = win(k, 2 * level)
+                if a0 < 2 * level or a1 < 2 * level:
+                    mine, theirs = (a0, a1) if k == 0 else (a1, a0)
+                    auto = mine - 1 < 2 * level <= theirs - 1
+                    cube_lost = 4 * level if auto else 2 * level
+                    dtw = win(k, cube_lost)
+                    dtl = lose(k, cube_lost)
+                    points.append(np.where(dtl != dtw, (dtl - dp) / (dtl - dtw), 1.0))
+                else:
+                    rdp = mwc(k, -2 * level)
+                    ratio = np.where(rdp != dtw, (dp - dtw) / (rdp - dtw), 0.0)
+                    points.append(1.0 - upper[1 - k] * ratio)
+            upper = (points[0], points[1])
+            level //= 2
+        cp0, cp1 = upper
+        # _Score.cubeful's cases, the first that holds.
+        cash, opp_cash = mwc(0, c), mwc(0, -c)
+        tg, opp_tg = cp0 + 0.0 * p, 1.0 - cp1 + 0.0 * p
+        owner = ctx.owner
+        losing, winning = lose(0, c), win(0, c)
+        cases = [
+            (
+                (owner is not CubeOwner.ON_ROLL) & (p <= opp_tg),
+                np.where(opp_tg > 0, losing + (opp_cash - losing) * p / opp_tg, losing),
+            ),
+            (
+                (owner is CubeOwner.CENTRED) & (p < tg),
+                opp_cash + (cash - opp_cash) * (p - opp_tg) / (tg - opp_tg),
+            ),
+            (
+                (owner is CubeOwner.ON_ROLL) & (p <= tg),
+                np.where(tg > 0, losing + (cash - losing) * p / tg, losing),
+            ),
+            (
+                np.full(p.shape, owner is CubeOwner.OPPONENT),
+                opp_cash + (winning - opp_cash) * (p - opp_tg) / (1.0 - opp_tg),
+            ),
+        ]
+        rest = np.where(tg < 1, cash + (winning - cash) * (p - tg) / (1.0 - tg), winning)
+        live = np.select([when for when, _ in cases], [value for _, value in cases], rest)
+        out: npt.NDArray[np.float64] = (1.0 - xs) * dead + xs * live
+    bad = ~np.isfinite(out)
+    if bad.any():  # what the formulas divide by is 0 there: as one by one (an error)
+        for i in np.flatnonzero(bad):
+            out[i] = _Score(ctx, rows[i]).cubeful(float(xs[i]))
     return out
 
 

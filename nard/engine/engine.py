@@ -404,12 +404,15 @@ class Engine:
         else:
             deepest = [r for r in ranking if r.ply == ranking[0].ply]
         values = play_equities(
-            [flip_probabilities(r.probabilities) for r in deepest],
+            list(flip_probabilities([r.probabilities for r in deepest])),
             [r.play.result for r in deepest],
             match,
         )
         ranked = sorted(
-            (replace(r, cubeful=v) for r, v in zip(deepest, values, strict=True)),
+            (
+                RankedPlay(r.play, r.probabilities, r.equity, r.ply, v, r.trials)
+                for r, v in zip(deepest, values, strict=True)
+            ),
             key=lambda r: -(r.cubeful or 0.0),
         )
         chosen = {id(r) for r in deepest}

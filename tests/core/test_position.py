@@ -360,3 +360,30 @@ def test_checker_counts_reject_points_off_the_board(point: Any) -> None:
         Position().on_roll_at(point)
     with pytest.raises(InvalidPositionError, match="invalid point"):
         Position().opponent_at(point)
+
+
+def test_race_and_game_over_by_their_definitions() -> None:
+    """is_race (every checker past all the opponent's) and is_game_over (a side has
+    borne off all fifteen) on positions of random games, against their definitions
+    written out (the methods take shortcuts)."""
+    import random
+
+    rng = random.Random(5)
+    seen = 0
+    kinds = set()
+    for _ in range(40):
+        position = Position()
+        while True:
+            b = list(position)
+            back = max((p for p in range(1, 26) if b[p] > 0), default=0)
+            front = min((i for i in range(0, 25) if b[i] < 0), default=25)
+            over = position.on_roll_at(0) == 15 or position.opponent_at(0) == 15
+            assert position.is_race() == (back < front)
+            assert position.is_game_over() == over
+            kinds.add((back < front, over))
+            seen += 1
+            if over:
+                break
+            plays = position.legal_plays((rng.randint(1, 6), rng.randint(1, 6)))
+            position = rng.choice(plays).result if plays else position.flip()
+    assert {(False, False), (True, False), (True, True)} <= kinds and seen > 1000

@@ -381,3 +381,44 @@ def test_the_vectorised_cube_efficiency_is_the_scalar_one() -> None:
     assert {0.0, 0.68, 0.6} <= kinds and len(kinds) > 4  # every branch met
     vector = cube_efficiencies([list(p) for p in seen])
     assert [float(x) for x in vector] == [cube_efficiency(p) for p in seen]
+
+
+def test_play_equities_at_once_are_the_one_by_one_floats() -> None:
+    """play_equities computes every play's cubeful match equity on arrays (a decision's
+    plays at once); the floats are those of the one-by-one formulas (_Score.cubeful),
+    bit for bit, at every score, cube level and owner, Crawford and post-Crawford,
+    including certain wins and losses and gammonless rows."""
+    from nard.engine.cube import _Score, play_equities
+
+    rng = random.Random(11)
+    rows: list[list[float]] = [[1.0, 0.3, 0.1, 0.0, 0.0], [0.0, 0.0, 0.0, 0.4, 0.05]]
+    rows += [[0.5, 0.0, 0.0, 0.0, 0.0], [0.999, 0.9, 0.2, 0.001, 0.0]]
+    for _ in range(60):
+        p = rng.random()
+        wg = p * rng.random() * 0.6
+        lg = (1 - p) * rng.random() * 0.6
+        rows.append([p, wg, wg * rng.random() * 0.3, lg, lg * rng.random() * 0.3])
+    xs = [rng.choice([0.68, 0.6, 0.0, rng.uniform(0.5, 0.8)]) for _ in rows]
+    contexts = []
+    for length in (1, 3, 5, 7, 11, 25):
+        for a in range(length):
+            for b in range(length):
+                for cube in (1, 2, 4, 8):
+                    if cube > 1 and (length - a <= 1 or length - b <= 1):
+                        continue
+                    for owner in CubeOwner:
+                        if (cube == 1) != (owner is CubeOwner.CENTRED):
+                            continue
+                        crawford = (length - a == 1 or length - b == 1) and cube == 1
+                        contexts.append(CubeContext(cube, owner, length, (a, b), crawford=crawford))
+    assert len(contexts) > 1000
+    checked = 0
+    for ctx in rng.sample(contexts, 400):
+        theirs = ctx.swapped()
+        one_by_one = [1.0 - _Score(theirs, row).cubeful(x) for row, x in zip(rows, xs, strict=True)]
+        score = _Score(ctx, (0.5, 0.0, 0.0, 0.0, 0.0))
+        win, lose = score.mwc(0, ctx.cube), score.mwc(0, -ctx.cube)
+        expected = [2.0 * (m - lose) / (win - lose) - 1.0 for m in one_by_one]
+        assert play_equities(rows, [], ctx, xs) == expected, ctx
+        checked += 1
+    assert checked == 400
