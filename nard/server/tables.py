@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -138,11 +138,16 @@ class TableRules:
         return Session(money, dice)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # Every field is a number or a flag: a plain dict of them (asdict deep-copies,
+        # and every view of every table asks for it).
+        return {name: getattr(self, name) for name in _RULE_FIELDS}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TableRules:
         return cls(**dict(data))
+
+
+_RULE_FIELDS = tuple(f.name for f in fields(TableRules))
 
 
 @dataclass(frozen=True)
