@@ -7,7 +7,10 @@
 # 79,172 positions of its own 0-ply labels that hold its function elsewhere; the
 # cube crashed network starts from it and is fitted on the crashed positions of the
 # same datasets. (Candidate Q of step 17 was the same fit written over the checker
-# networks.)
+# networks.) Since R's cube networks shipped (2026-12-07) the shipped bundle has
+# cube networks of its own, and the fit continues from them; R itself was fitted
+# from D's contact network: SHIPPED=D.npz, with D.npz from
+# `git show 2e22967~1:nard/engine/data/nard-net.npz`, does the same again.
 #
 #   training/cube.sh OUT.npz
 #
