@@ -185,3 +185,51 @@ def test_the_awaited_commit_appends_checks_and_survives_a_dropped_connection(
     assert storage.table_state("t1") == (4, "finished")
     assert [a.seq for a in storage.actions_since("t1", 0)] == [0, 1, 2, 3]
     assert storage.actions_since("t1", 0)[1].command == {"action": "play"}
+
+
+def test_the_awaited_commit_stores_what_the_thread_commit_stores(storage: Storage) -> None:
+    """The server's commit (on PostgreSQL sent through libpq with its parameters as
+    text) stores the same rows as ``commit``: commands with quotes, backslashes and
+    letters beyond ASCII unchanged, the seats, the lease and the finishing time, the
+    status; a second writer of the same numbers is a conflict."""
+    import asyncio
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import text
+
+    from nard.server.storage import Lease
+
+    make_table(storage, "t1")
+    odd = {"action": "resign", "note": 'a "quoted" back\\slash, نرد, {braces}', "n": [1, 2]}
+    until = datetime(2026, 12, 7, 3, 0, 0, 123456, tzinfo=UTC)
+    lease = Lease("origin-1", until)
+    before = datetime.now(UTC) - timedelta(seconds=5)
+    asyncio.run(
+        storage.commit_async(
+            "t1", 0, [(1, odd), (0, {"action": "roll"})], status="playing", lease=lease
+        )
+    )
+    actions = storage.actions_since("t1", 0)
+    assert [(a.seq, a.seat, a.command) for a in actions] == [
+        (0, 1, odd),
+        (1, 0, {"action": "roll"}),
+    ]
+    with storage.engine.connect() as c:
+        row = c.execute(
+            text("SELECT lease_owner, lease_until, finished_at, status FROM tables WHERE id = 't1'")
+        ).one()
+        created = c.execute(text("SELECT min(created_at) FROM table_actions")).scalar_one()
+    assert row[0] == "origin-1" and row[2] is None and row[3] == "playing"
+    stored_until = row[1] if isinstance(row[1], datetime) else datetime.fromisoformat(row[1])
+    assert stored_until.replace(tzinfo=UTC) == until
+    moment = created if isinstance(created, datetime) else datetime.fromisoformat(created)
+    assert moment.replace(tzinfo=UTC) >= before
+    asyncio.run(storage.commit_async("t1", 2, [(0, {"action": "pass"})], status="finished"))
+    with storage.engine.connect() as c:
+        row = c.execute(
+            text("SELECT lease_owner, lease_until, finished_at, status FROM tables WHERE id = 't1'")
+        ).one()
+    assert row[0] is None and row[1] is None and row[2] is not None and row[3] == "finished"
+    with pytest.raises(ConflictError):
+        asyncio.run(storage.commit_async("t1", 2, [(0, {"action": "pass"})], status="finished"))
+    assert storage.table_state("t1") == (3, "finished")
