@@ -637,34 +637,49 @@ class _Score:
         current one, where the taker's MWC is linear up to its own cash point
         of the next level (so Janowski's live cube, in match-winning chances).
         """
-        a0, a1 = self.away
-        cube = self.ctx.cube
-        top = cube
-        while a0 >= 2 * top and a1 >= 2 * top:
-            top *= 2
         upper: tuple[float, float] = (1.0, 1.0)
-        level = top
-        while level >= cube:
+        for level in self.levels():
             points = []
             for k in (0, 1):
                 dp = self.mwc(k, level)
-                dtw = self.win(k, 2 * level)
-                if a0 < 2 * level or a1 < 2 * level:
-                    # The taker redoubles at no risk when the doubler is close
-                    # enough that 2 cubes win it the match (gnubg's "prime" cube).
-                    mine, theirs = (a0, a1) if k == 0 else (a1, a0)
-                    auto = mine - 1 < 2 * level <= theirs - 1
-                    cube_lost = 4 * level if auto else 2 * level
+                cube_lost = self.dead_cube(k, level)
+                if cube_lost is not None:
                     dtw = self.win(k, cube_lost)
                     dtl = self.lose(k, cube_lost)
                     points.append((dtl - dp) / (dtl - dtw) if dtl != dtw else 1.0)
                 else:
+                    dtw = self.win(k, 2 * level)
                     rdp = self.mwc(k, -2 * level)
                     ratio = (dp - dtw) / (rdp - dtw) if rdp != dtw else 0.0
                     points.append(1.0 - upper[1 - k] * ratio)
             upper = (points[0], points[1])
-            level //= 2
         return upper
+
+    def levels(self) -> list[int]:
+        """The cube levels :meth:`cash_points` works through: the highest that can
+        still be turned first, down to the current cube."""
+        a0, a1 = self.away
+        top = self.ctx.cube
+        while a0 >= 2 * top and a1 >= 2 * top:
+            top *= 2
+        out = []
+        while top >= self.ctx.cube:
+            out.append(top)
+            top //= 2
+        return out
+
+    def dead_cube(self, k: int, level: int) -> int | None:
+        """Where a double of ``level`` by side ``k`` leaves the cube dead (a side is
+        within two cubes of the match): the cube ``k`` wins or loses at once taken,
+        twice the level, or four times when the taker redoubles at no risk (the
+        doubler close enough that 2 cubes win it the match: gnubg's "prime" cube).
+        ``None`` where the doubled cube lives on."""
+        a0, a1 = self.away
+        if a0 >= 2 * level and a1 >= 2 * level:
+            return None
+        mine, theirs = (a0, a1) if k == 0 else (a1, a0)
+        auto = mine - 1 < 2 * level <= theirs - 1
+        return 4 * level if auto else 2 * level
 
     def is_cube_alive(self) -> bool:
         """gnubg's fDoCubeful: the cube can still matter in this game."""
@@ -817,40 +832,31 @@ def _cubeful_rows(
             return out
 
         c = ctx.cube
-        dead = p * win(0, c) + (1 - p) * lose(0, c)
+        winning, losing = win(0, c), lose(0, c)
+        dead = p * winning + (1 - p) * losing
         if not score.is_cube_alive():
             return dead
-        # _Score.cash_points, a row at a time.
-        a0, a1 = score.away
-        top = c
-        while a0 >= 2 * top and a1 >= 2 * top:
-            top *= 2
+        # _Score.cash_points, on every row at once.
         upper: tuple[Any, Any] = (1.0, 1.0)
-        level = top
-        while level >= c:
+        for level in score.levels():
             points = []
             for k in (0, 1):
                 dp = mwc(k, level)
-                dtw = win(k, 2 * level)
-                if a0 < 2 * level or a1 < 2 * level:
-                    mine, theirs = (a0, a1) if k == 0 else (a1, a0)
-                    auto = mine - 1 < 2 * level <= theirs - 1
-                    cube_lost = 4 * level if auto else 2 * level
+                cube_lost = score.dead_cube(k, level)
+                if cube_lost is not None:
                     dtw = win(k, cube_lost)
                     dtl = lose(k, cube_lost)
                     points.append(np.where(dtl != dtw, (dtl - dp) / (dtl - dtw), 1.0))
                 else:
+                    dtw = win(k, 2 * level)
                     rdp = mwc(k, -2 * level)
                     ratio = np.where(rdp != dtw, (dp - dtw) / (rdp - dtw), 0.0)
                     points.append(1.0 - upper[1 - k] * ratio)
             upper = (points[0], points[1])
-            level //= 2
-        cp0, cp1 = upper
+        tg, opp_tg = upper[0], 1.0 - upper[1]  # arrays: a level always runs
         # _Score.cubeful's cases, the first that holds.
         cash, opp_cash = mwc(0, c), mwc(0, -c)
-        tg, opp_tg = cp0 + 0.0 * p, 1.0 - cp1 + 0.0 * p
         owner = ctx.owner
-        losing, winning = lose(0, c), win(0, c)
         cases = [
             (
                 (owner is not CubeOwner.ON_ROLL) & (p <= opp_tg),
