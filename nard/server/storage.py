@@ -1281,12 +1281,9 @@ class _AsyncCommits:
         async with self._slots:
             for attempt in (1, 2):
                 reused = bool(self._idle)
+                connection = self._idle.pop() if reused else await self._connect()
                 try:
-                    connection = self._idle.pop() if reused else await self._connect()
-                except BaseException as exc:
-                    raise _PostgresError(f"cannot connect to PostgreSQL: {exc}") from exc
-                try:
-                    inserted = await self._run(connection, _COMMIT, parameters)
+                    inserted = await self._run(connection, parameters)
                 except BaseException as exc:
                     connection.finish()  # its state is unknown: never reused
                     if isinstance(exc, _PostgresError) and exc.sqlstate.startswith("23"):
@@ -1321,10 +1318,10 @@ class _AsyncCommits:
             raise
         return connection
 
-    async def _run(self, connection: Any, name: bytes, parameters: Sequence[bytes | None]) -> int:
-        """Send the prepared statement ``name``; the rows it changed."""
+    async def _run(self, connection: Any, parameters: Sequence[bytes | None]) -> int:
+        """Send the prepared commit; the rows it changed."""
         try:
-            connection.send_query_prepared(name, parameters)
+            connection.send_query_prepared(_COMMIT, parameters)
         except Exception as exc:  # psycopg's pq raises on a dead connection
             raise _PostgresError(str(exc), connection_broke=True) from exc
         result = await self._results(connection)
