@@ -761,7 +761,7 @@ def play_equity(result_probs: npt.ArrayLike, result: Position, context: CubeCont
 
 
 def play_equities(
-    results_probs: Sequence[npt.ArrayLike],
+    results_probs: Sequence[npt.ArrayLike] | npt.NDArray[np.float64],
     results: Sequence[Position],
     context: CubeContext,
     efficiencies: Sequence[float] | None = None,

@@ -404,7 +404,7 @@ class Engine:
         else:
             deepest = [r for r in ranking if r.ply == ranking[0].ply]
         values = play_equities(
-            list(flip_probabilities([r.probabilities for r in deepest])),
+            flip_probabilities([r.probabilities for r in deepest]),
             [r.play.result for r in deepest],
             match,
         )
