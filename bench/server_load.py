@@ -106,9 +106,11 @@ class Connection:
         self.writer.close()
 
 
-async def play(client: Connection, table: dict[str, Any], actions: int, times: list[float]) -> int:
+async def play(
+    client: Connection, table: dict[str, Any], actions: int, times: list[tuple[str, float]]
+) -> int:
     """Act for the guest while the table waits for them, at most ``actions`` times,
-    each action's time (the computer's reply included) added to ``times``."""
+    each action's kind and time (the computer's reply included) added to ``times``."""
     done = 0
     while done < actions and table["status"] == "playing" and table["to_act"] == table["you"]:
         command = simple_command(table)
@@ -116,7 +118,7 @@ async def play(client: Connection, table: dict[str, Any], actions: int, times: l
             break
         start = time.perf_counter()
         status, table = await client.post(f"/api/tables/{table['id']}/actions", command)
-        times.append(time.perf_counter() - start)
+        times.append((command["action"], time.perf_counter() - start))
         if status != 200:
             raise RuntimeError(f"action refused: {status} {table}")
         done += 1
@@ -126,7 +128,7 @@ async def play(client: Connection, table: dict[str, Any], actions: int, times: l
 async def one_player(
     base: str,
     actions: int,
-    times: list[float],
+    times: list[tuple[str, float]],
     rng: random.Random,
     watch_base: str | None = None,
 ) -> int:
@@ -179,7 +181,7 @@ class Result:
     label: str
     actions: int
     seconds: float
-    times: list[float]
+    times: list[tuple[str, float]]
     cpu_ms: float  # the servers' CPU per action
     client_ms: float  # the load generator's CPU per action
 
@@ -188,14 +190,31 @@ class Result:
         return self.actions / self.seconds
 
     def line(self) -> str:
-        ordered = sorted(self.times)
-        p95 = ordered[int(0.95 * (len(ordered) - 1))]
+        ordered = sorted(t for _, t in self.times)
         return (
             f"{self.label}: {self.actions} actions in {self.seconds:.1f} s = {self.rate:.0f}/s; "
-            f"median {1000 * statistics.median(ordered):.1f} ms, p95 {1000 * p95:.1f} ms, "
-            f"max {1000 * ordered[-1]:.1f} ms; CPU per action: server {self.cpu_ms:.2f} ms, "
+            f"{spread(ordered)}; CPU per action: server {self.cpu_ms:.2f} ms, "
             f"load generator {self.client_ms:.2f} ms"
         )
+
+    def kinds(self) -> str:
+        """The times of each kind of action apart (a play's answer holds the computer's
+        turn, a roll's does not)."""
+        kinds = sorted({kind for kind, _ in self.times})
+        return "; ".join(
+            f"{kind} x{len(ts)}: {spread(ts)}"
+            for kind in kinds
+            for ts in [sorted(t for k, t in self.times if k == kind)]
+        )
+
+
+def spread(ordered: list[float]) -> str:
+    """Median, p95 and maximum of sorted times, in milliseconds."""
+    p95 = ordered[int(0.95 * (len(ordered) - 1))]
+    return (
+        f"median {1000 * statistics.median(ordered):.1f} ms, p95 {1000 * p95:.1f} ms, "
+        f"max {1000 * ordered[-1]:.1f} ms"
+    )
 
 
 def free_port() -> int:
@@ -359,8 +378,8 @@ def run(
 
 async def load(
     bases: list[str], games: int, actions: int, watch: bool = False
-) -> tuple[list[float], int, float]:
-    times: list[float] = []
+) -> tuple[list[tuple[str, float]], int, float]:
+    times: list[tuple[str, float]] = []
     rng = random.Random(1)
     start = time.perf_counter()
     done = await asyncio.gather(
@@ -388,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default=None, help="a commit whose server is the reference")
     parser.add_argument("--baseline-processes", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=1, help="alternate the runs this often")
+    parser.add_argument(
+        "--kinds", action="store_true", help="also the times of each kind of action apart"
+    )
     parser.add_argument(
         "--redis-for-one",
         action="store_true",
@@ -441,6 +463,8 @@ def main(argv: list[str] | None = None) -> int:
                         args.watch,
                     )
                 print("  " + result.line(), flush=True)
+                if args.kinds:
+                    print("    " + result.kinds(), flush=True)
                 results.setdefault(label, []).append(result)
     if baseline is not None:
         mine, theirs = (statistics.median(r.rate for r in v) for v in results.values())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import logging
 from typing import Any
 
 from nard.core import NardError
@@ -110,6 +111,7 @@ def cmd_serve(options: dict[str, Any]) -> int:
         from nard.server.jobs import start_worker_process
 
         worker = start_worker_process(settings)
+    _load_engine()
     settle_memory()  # after start-up: what is loaded now lives as long as the process
     try:
         _run(uvicorn, app, settings)
@@ -121,6 +123,22 @@ def cmd_serve(options: dict[str, Any]) -> int:
             except Exception:
                 worker.kill()
     return 0
+
+
+def _load_engine() -> None:
+    """Load and compile this process's own engine (a new table's check of the network
+    and hints use it) before serving. Loaded at the first table against the computer
+    instead, it held the event loop for a second, and its tens of thousands of
+    objects came after :func:`settle_memory`, for every full collection to walk
+    (a third of each pause under load). Without a network the server still starts
+    (players can play each other); a table against the computer then says why not."""
+    from nard.engine import WeightsError
+    from nard.server.thinking import warm_up
+
+    try:
+        warm_up()
+    except WeightsError as exc:
+        logging.getLogger("nard.server").warning("the computer cannot play: %s", exc)
 
 
 def _run(uvicorn: Any, app: Any, settings: Any) -> None:

@@ -209,8 +209,8 @@ class TableBase:
         self.finished = False
         self.abandoned = False  # ended unfinished by its player (against the computer)
         self.log: list[tuple[int, dict[str, Any]]] = []
-        self.steps: list[dict[str, Any]] = []
-        """The board after every logged game action, for the replay viewer."""
+        self._steps: list[tuple[Any, ...]] = []
+        """The board after every logged game action, for the replay viewer (``steps``)."""
         self.invite_token = ""
         self.public = False
         self.rated = False
@@ -267,19 +267,46 @@ class TableBase:
         if game is None:
             return
         board = game.position_for(0)
-        self.steps.append(
-            {
-                "game": self.game_number(),
-                "board": list(board),
-                "off": borne_off(board),
-                "dice": list(game.dice) if game.dice else None,
-                "cube": game.cube_value,
-                "cube_owner": game.cube_owner,
-                "score": self.scores(),
-                "caption": caption,
-                "text": caption_text(caption),
-            }
+        self._steps.append(
+            (
+                self.game_number(),
+                tuple(board),
+                tuple(borne_off(board)),
+                tuple(game.dice) if game.dice else None,
+                game.cube_value,
+                game.cube_owner,
+                tuple(self.scores()),
+                None
+                if caption is None
+                else tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in caption.items()),
+                caption_text(caption),
+            )
         )
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """The board after each action, with its caption, for the replay viewer.
+
+        Kept as flat tuples of numbers and text and made into dicts only when asked
+        for: CPython stops tracking such tuples, and a live table keeps one per
+        action (kept as dicts of lists, a full collection walked them all: pauses
+        of 70-110 ms under load, tests/server/test_memory.py)."""
+        return [
+            {
+                "game": game,
+                "board": list(board),
+                "off": list(off),
+                "dice": list(dice) if dice is not None else None,
+                "cube": cube,
+                "cube_owner": owner,
+                "score": list(score),
+                "caption": None
+                if caption is None
+                else {k: list(v) if isinstance(v, tuple) else v for k, v in caption},
+                "text": text,
+            }
+            for game, board, off, dice, cube, owner, score, caption, text in self._steps
+        ]
 
     # -- who sits, and the dice --------------------------------------------------
     @property
@@ -910,9 +937,11 @@ def result_view(result: GameResult) -> dict[str, Any]:
 
 
 def _action_text(action: Action) -> dict[str, Any]:
+    """An action as a game's history shows it: numbers, text and tuples only, so that
+    the garbage collector does not track what a live game keeps of every action."""
     out: dict[str, Any] = {"seat": action.player, "kind": action.kind.value}
     if action.dice is not None:
-        out["dice"] = list(action.dice)
+        out["dice"] = tuple(action.dice)
     if action.play is not None:
         out["play"] = action.play
     if action.cube is not None:
