@@ -331,6 +331,8 @@ class TableService:
         self._locks: dict[str, asyncio.Lock] = {}
         self._watchers: dict[str, set[Watcher]] = {}
         self._thinking: dict[str, asyncio.Task[None]] = {}
+        self._thinking_waiters: dict[str, list[asyncio.Future[None]]] = {}
+        """The requests waiting for the computer's turns at a table to end."""
         self._held: dict[str, int] = {}  # table -> the sequence number this process leases
         self.spectator_interval = spectator_interval
         # The latest state the spectators of a table are due, and who they were.
@@ -1367,21 +1369,55 @@ class TableService:
         """Let computer seats act while the table waits for one of them, in this process
         if it holds (or can take) the table's lease; the table after, or None when
         another process has the turn."""
+        loop = asyncio.get_running_loop()
         running = self._thinking.get(table_id)
-        if running is not None:
-            if running.get_loop() is asyncio.get_running_loop():
-                await asyncio.shield(running)
+        if running is not None and running.get_loop() is not loop:
             return self._live.get(table_id)
-        task = asyncio.get_running_loop().create_task(self._think_for(table_id))
-        self._thinking[table_id] = task
-
-        def done(_: asyncio.Task[None]) -> None:
-            if self._thinking.get(table_id) is task:
-                del self._thinking[table_id]
-
-        task.add_done_callback(done)
-        await asyncio.shield(task)
+        if running is None:
+            running = loop.create_task(self._think_and_tell(table_id))
+            self._thinking[table_id] = running
+            # A task cancelled before it starts never runs its ``finally``.
+            running.add_done_callback(lambda task: self._thought(table_id, task, None))
+        # Each caller waits on a future of its own, which the thinking settles as it
+        # ends: a caller cancelled cancels only its own (the thinking goes on), and it
+        # resumes one turn of the event loop sooner than by shielding the task (whose
+        # end reaches a shield's waiter through two callbacks, each a turn of a loop
+        # that serves every other request in between).
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._thinking_waiters.setdefault(table_id, []).append(waiter)
+        await waiter
         return self._live.get(table_id)
+
+    async def _think_and_tell(self, table_id: str) -> None:
+        """:meth:`_think_for`, then its end (or its error) to every caller waiting."""
+        error: BaseException | None = None
+        try:
+            await self._think_for(table_id)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            self._thought(table_id, asyncio.current_task(), error)
+
+    def _thought(
+        self, table_id: str, task: asyncio.Task[Any] | None, error: BaseException | None
+    ) -> None:
+        """The computer's turns at the table ended (``error``: how they failed): the
+        callers waiting are told, once."""
+        if task is None or self._thinking.get(table_id) is not task:
+            return
+        del self._thinking[table_id]
+        if error is None and task.done():
+            error = asyncio.CancelledError() if task.cancelled() else task.exception()
+        for waiter in self._thinking_waiters.pop(table_id, []):
+            if waiter.done():
+                continue
+            if error is None:
+                waiter.set_result(None)
+            elif isinstance(error, asyncio.CancelledError):
+                waiter.cancel()
+            else:
+                waiter.set_exception(error)
 
     async def _think_for(self, table_id: str) -> None:
         """The computer's turns at the table: every step it takes until the table waits
