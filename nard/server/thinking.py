@@ -104,17 +104,29 @@ def _bind_to_parent(parent: int) -> None:
     threading.Thread(target=watch, name="nard-parent-watch", daemon=True).start()
 
 
+YOUNG_COLLECTION = 20_000
+"""New objects (less those freed) after which a server process collects its youngest
+generation (see :func:`settle_memory`)."""
+
+
 def settle_memory() -> None:
     """Put what start-up loaded out of the garbage collector's sight.
 
     The modules, the network and the compiled kernels are hundreds of thousands
     of objects that live as long as the process; a full collection walked them
     all, a pause of about 100 ms every few hundred actions under load (the p95
-    of bench/server_load.py). Frozen, they are never walked again; the rest is
-    collected as before.
+    of bench/server_load.py). Frozen, they are never walked again.
+
+    The youngest generation is then collected after 20,000 new objects rather
+    than CPython's 700: a request makes thousands of short-lived ones, which at
+    700 were walked (and the survivors promoted) several times a request; most
+    now die before any collection sees them. Under load (bench/server_load.py,
+    20 guests, alternating runs) that gave 1.11x and 1.19x the actions a second
+    and a p95 5-10 ms lower. Memory waits longer only for garbage in cycles.
     """
     gc.collect()
     gc.freeze()
+    gc.set_threshold(YOUNG_COLLECTION, 10, 10)
 
 
 def warm_up() -> None:
