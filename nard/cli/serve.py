@@ -147,6 +147,9 @@ def _run(uvicorn: Any, app: Any, settings: Any) -> None:
         host=settings.host,
         port=settings.port,
         log_config=None,
+        # The app logs each request itself (with its request id); uvicorn's access
+        # logger is disabled, but uvicorn formatted its arguments for every response.
+        access_log=False,
         # WebSocket frames are small JSON actions: refuse anything over 64 KB outright.
         ws_max_size=65536,
         # Half-open connections: a socket that does not answer a ping is closed.
