@@ -233,3 +233,33 @@ def test_the_awaited_commit_stores_what_the_thread_commit_stores(storage: Storag
     with pytest.raises(ConflictError):
         asyncio.run(storage.commit_async("t1", 2, [(0, {"action": "pass"})], status="finished"))
     assert storage.table_state("t1") == (3, "finished")
+
+
+def test_the_raw_statements_store_times_as_sqlalchemy_does_on_sqlite() -> None:
+    """The commit path writes times itself (not through the ORM); on SQLite they must be
+    the text SQLAlchemy writes and reads back, to the microsecond, whatever the zone."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from sqlalchemy.dialects import sqlite
+
+    storage = Storage("sqlite://")
+    try:
+        raw = storage._raw
+        assert raw.sqlite
+        to_text = sqlite.DATETIME().bind_processor(sqlite.dialect())  # type: ignore[no-untyped-call]
+        assert to_text is not None
+
+        @settings(max_examples=300, deadline=None)
+        @given(
+            st.datetimes(timezones=st.timezones()),
+            st.sampled_from([0, 1, 999_999]) | st.integers(0, 999_999),
+        )
+        def same(moment: datetime, micro: int) -> None:
+            moment = moment.replace(microsecond=micro)
+            expected = to_text(moment.astimezone(UTC).replace(tzinfo=None))
+            assert raw.stored(moment) == expected
+            assert raw.moment(raw.stored(moment)) == moment.astimezone(UTC)
+
+        same()
+    finally:
+        storage.close()
