@@ -22,6 +22,7 @@ __all__ = [
     "bearoff_flags_into",
     "compile_all",
     "crashed_flags_into",
+    "cubeful_rows_into",
     "deep_forward_into",
     "encode_into",
     "expand",
@@ -849,6 +850,82 @@ def _sanity_into(probs: Any, x: Any, off: int, opponent_off: int, tiny: float) -
 sanity_into = _jit(_sanity_into)
 
 
+def _cubeful_rows_into(
+    rows: Any, xs: Any, levels: Any, game: Any, alive: bool, owner: int, out: Any
+) -> None:
+    """Each row's cubeful match-winning chances (the side on roll's), as
+    :meth:`nard.engine.cube._Score.cubeful` computes them one by one: the same
+    operations in the same order, so the same floats.
+
+    ``rows``: ``(n, 5)`` probabilities; ``xs``: each row's cube efficiency.
+    ``game``: the MWC at the game's cube, ``[M(c), M(2c), M(3c), M(-c), M(-2c),
+    M(-3c)]`` for the side on roll. ``levels``: ``(levels, 2, 8)``, the cube levels
+    of the cash points, highest first, for each side k: ``M(k, level)``, 1.0 where
+    the doubled cube is dead (else 0.0), then the MWC of k winning ``X``, ``2X``,
+    ``3X`` and losing them, X the dead cube or twice the level. ``owner``: 0
+    centred, 1 the side on roll, 2 the opponent. Rows the formulas divide by zero
+    in come out not finite (the caller falls back to the one-by-one path)."""
+    for r in range(rows.shape[0]):
+        p = rows[r, 0]
+        wg = rows[r, 1]
+        wbg = rows[r, 2]
+        lg = rows[r, 3]
+        lbg = rows[r, 4]
+        g0 = (wg - wbg) / p if p > 0 else 0.0
+        g1 = (lg - lbg) / (1 - p) if p < 1 else 0.0
+        b0 = wbg / p if p > 0 else 0.0
+        b1 = lbg / (1 - p) if p < 1 else 0.0
+        winning = (1 - g0 - b0) * game[0] + g0 * game[1] + b0 * game[2]
+        losing = (1 - g1 - b1) * game[3] + g1 * game[4] + b1 * game[5]
+        dead = p * winning + (1 - p) * losing
+        if not alive:
+            out[r] = dead
+            continue
+        upper0 = 1.0
+        upper1 = 1.0
+        for i in range(levels.shape[0]):
+            points0 = 0.0
+            points1 = 0.0
+            for k in range(2):
+                gw, bw = (g0, b0) if k == 0 else (g1, b1)
+                gl, bl = (g1, b1) if k == 0 else (g0, b0)
+                m = levels[i, k]
+                dp = m[0]
+                dtw = (1 - gw - bw) * m[2] + gw * m[3] + bw * m[4]
+                if m[1] > 0.5:  # the doubled cube is dead
+                    dtl = (1 - gl - bl) * m[5] + gl * m[6] + bl * m[7]
+                    point = (dtl - dp) / (dtl - dtw) if dtl != dtw else 1.0
+                else:
+                    rdp = m[5]
+                    ratio = (dp - dtw) / (rdp - dtw) if rdp != dtw else 0.0
+                    point = 1.0 - (upper1 if k == 0 else upper0) * ratio
+                if k == 0:
+                    points0 = point
+                else:
+                    points1 = point
+            upper0 = points0
+            upper1 = points1
+        tg = upper0
+        opp_tg = 1.0 - upper1
+        cash = game[0]
+        opp_cash = game[3]
+        if owner != 1 and p <= opp_tg:
+            live = losing + (opp_cash - losing) * p / opp_tg if opp_tg > 0 else losing
+        elif owner == 0 and p < tg:
+            live = opp_cash + (cash - opp_cash) * (p - opp_tg) / (tg - opp_tg)
+        elif owner == 1 and p <= tg:
+            live = losing + (cash - losing) * p / tg if tg > 0 else losing
+        elif owner == 2:
+            live = opp_cash + (winning - opp_cash) * (p - opp_tg) / (1.0 - opp_tg)
+        else:
+            live = cash + (winning - cash) * (p - tg) / (1.0 - tg) if tg < 1 else winning
+        out[r] = (1.0 - xs[r]) * dead + xs[r] * live
+
+
+# Division by zero gives inf or nan here (numpy's rule), as the caller expects.
+cubeful_rows_into = numba.njit(cache=True, nogil=True, error_model="numpy")(_cubeful_rows_into)
+
+
 def compile_all() -> None:
     """Compile (or load from numba's cache) every kernel now, on tiny inputs, so
     that no timed search pays for it. Seconds the first time on a machine,
@@ -865,6 +942,9 @@ def compile_all() -> None:
     crashed_flags_into(start, np.empty(1, dtype=np.bool_))
     route_into(start, np.empty(1, dtype=np.int8), True, True, True)
     sanity_into(np.zeros((1, 5)), x, 193, 196, 1e-4)
+    cubeful_rows_into(
+        np.full((1, 5), 0.5), np.zeros(1), np.zeros((1, 2, 8)), np.zeros(6), True, 0, np.empty(1)
+    )
     rolls = np.array([[1, 1], [2, 1]], dtype=np.int64)
     expand(
         start,

@@ -87,12 +87,12 @@ import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from nard.core.position import Position
+from nard.engine._kernels import cubeful_rows_into
 from nard.engine.evaluator import five_probabilities
 from nard.notation.match_id import CubeOwner as MatchCubeOwner
 from nard.notation.match_id import MatchState
@@ -805,79 +805,41 @@ def _cubeful_rows(
     ctx: CubeContext, rows: npt.NDArray[np.float64], xs: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.float64]:
     """``_Score(ctx, row).cubeful(x)`` of every row and its ``x`` at once: the same
-    operations in the same order on arrays, so the same floats (a decision in match
-    play asks for every candidate play's; one by one they were most of its time).
-    Rows where the one-by-one formulas divide by zero are left to them."""
+    operations in the same order in a compiled loop
+    (:func:`~nard.engine._kernels.cubeful_rows_into`), so the same floats (a
+    decision in match play asks for every candidate play's; one by one they were
+    most of its time, and on numpy's arrays still a third). Rows where the
+    one-by-one formulas divide by zero are left to them."""
     if rows.ndim != 2 or rows.shape[1] != 5:
         raise ValueError(f"expected rows of the five probabilities, got shape {rows.shape}")
     score = _Score(ctx, (0.5, 0.0, 0.0, 0.0, 0.0))
     mwc = score.mwc
-    p, wg, wbg, lg, lbg = (rows[:, i] for i in range(5))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        g = (np.where(p > 0, (wg - wbg) / p, 0.0), np.where(p < 1, (lg - lbg) / (1 - p), 0.0))
-        bg = (np.where(p > 0, wbg / p, 0.0), np.where(p < 1, lbg / (1 - p), 0.0))
-
-        def win(k: int, cube: int) -> npt.NDArray[np.float64]:
-            gk, bk = g[k], bg[k]
-            out: npt.NDArray[np.float64] = (
-                (1 - gk - bk) * mwc(k, cube) + gk * mwc(k, 2 * cube) + bk * mwc(k, 3 * cube)
+    c = ctx.cube
+    game = np.array(
+        [mwc(0, c), mwc(0, 2 * c), mwc(0, 3 * c), mwc(0, -c), mwc(0, -2 * c), mwc(0, -3 * c)]
+    )
+    alive = score.is_cube_alive()
+    levels = score.levels() if alive else []
+    table = np.empty((len(levels), 2, 8))
+    for n, level in enumerate(levels):
+        for k in (0, 1):
+            cube_lost = score.dead_cube(k, level)
+            x = cube_lost if cube_lost is not None else 2 * level
+            table[n, k] = (
+                mwc(k, level),
+                1.0 if cube_lost is not None else 0.0,
+                mwc(k, x),
+                mwc(k, 2 * x),
+                mwc(k, 3 * x),
+                mwc(k, -x),
+                mwc(k, -2 * x),
+                mwc(k, -3 * x),
             )
-            return out
-
-        def lose(k: int, cube: int) -> npt.NDArray[np.float64]:
-            gk, bk = g[1 - k], bg[1 - k]
-            out: npt.NDArray[np.float64] = (
-                (1 - gk - bk) * mwc(k, -cube) + gk * mwc(k, -2 * cube) + bk * mwc(k, -3 * cube)
-            )
-            return out
-
-        c = ctx.cube
-        winning, losing = win(0, c), lose(0, c)
-        dead = p * winning + (1 - p) * losing
-        if not score.is_cube_alive():
-            return dead
-        # _Score.cash_points, on every row at once.
-        upper: tuple[Any, Any] = (1.0, 1.0)
-        for level in score.levels():
-            points = []
-            for k in (0, 1):
-                dp = mwc(k, level)
-                cube_lost = score.dead_cube(k, level)
-                if cube_lost is not None:
-                    dtw = win(k, cube_lost)
-                    dtl = lose(k, cube_lost)
-                    points.append(np.where(dtl != dtw, (dtl - dp) / (dtl - dtw), 1.0))
-                else:
-                    dtw = win(k, 2 * level)
-                    rdp = mwc(k, -2 * level)
-                    ratio = np.where(rdp != dtw, (dp - dtw) / (rdp - dtw), 0.0)
-                    points.append(1.0 - upper[1 - k] * ratio)
-            upper = (points[0], points[1])
-        tg, opp_tg = upper[0], 1.0 - upper[1]  # arrays: a level always runs
-        # _Score.cubeful's cases, the first that holds.
-        cash, opp_cash = mwc(0, c), mwc(0, -c)
-        owner = ctx.owner
-        cases = [
-            (
-                (owner is not CubeOwner.ON_ROLL) & (p <= opp_tg),
-                np.where(opp_tg > 0, losing + (opp_cash - losing) * p / opp_tg, losing),
-            ),
-            (
-                (owner is CubeOwner.CENTRED) & (p < tg),
-                opp_cash + (cash - opp_cash) * (p - opp_tg) / (tg - opp_tg),
-            ),
-            (
-                (owner is CubeOwner.ON_ROLL) & (p <= tg),
-                np.where(tg > 0, losing + (cash - losing) * p / tg, losing),
-            ),
-            (
-                np.full(p.shape, owner is CubeOwner.OPPONENT),
-                opp_cash + (winning - opp_cash) * (p - opp_tg) / (1.0 - opp_tg),
-            ),
-        ]
-        rest = np.where(tg < 1, cash + (winning - cash) * (p - tg) / (1.0 - tg), winning)
-        live = np.select([when for when, _ in cases], [value for _, value in cases], rest)
-        out: npt.NDArray[np.float64] = (1.0 - xs) * dead + xs * live
+    owner = {CubeOwner.CENTRED: 0, CubeOwner.ON_ROLL: 1, CubeOwner.OPPONENT: 2}[ctx.owner]
+    out = np.empty(len(rows))
+    cubeful_rows_into(
+        np.ascontiguousarray(rows), np.ascontiguousarray(xs), table, game, alive, owner, out
+    )
     bad = ~np.isfinite(out)
     if bad.any():  # what the formulas divide by is 0 there: as one by one (an error)
         for i in np.flatnonzero(bad):
