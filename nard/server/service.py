@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 import threading
@@ -1376,8 +1377,7 @@ class TableService:
         if running is None:
             running = loop.create_task(self._think_and_tell(table_id))
             self._thinking[table_id] = running
-            # A task cancelled before it starts never runs its ``finally``.
-            running.add_done_callback(lambda task: self._thought(table_id, task, None))
+            running.add_done_callback(functools.partial(self._thinking_ended, table_id))
         # Each caller waits on a future of its own, which the thinking settles as it
         # ends: a caller cancelled cancels only its own (the thinking goes on), and it
         # resumes one turn of the event loop sooner than by shielding the task (whose
@@ -1398,6 +1398,14 @@ class TableService:
             raise
         finally:
             self._thought(table_id, asyncio.current_task(), error)
+
+    def _thinking_ended(self, table_id: str, task: asyncio.Task[None]) -> None:
+        """The thinking task's end: its error counts as seen (its waiters were given
+        it), and a task cancelled before it started, which never ran its
+        ``finally``, tells its waiters here."""
+        if not task.cancelled():
+            task.exception()
+        self._thought(table_id, task, None)
 
     def _thought(
         self, table_id: str, task: asyncio.Task[Any] | None, error: BaseException | None

@@ -281,3 +281,63 @@ def test_a_worker_starts_without_the_web_application_or_a_warning() -> None:
     from nard.server import Settings, create_app
 
     assert callable(create_app) and Settings.__name__ == "Settings"
+
+
+def test_the_callers_waiting_for_the_computer_share_one_thinking(sqlite_url: str) -> None:
+    """The requests that find the computer thinking at their table wait for that one
+    thinking, each on a future of its own: one caller cancelled (its client gone)
+    neither stops the thinking nor the others' wait, a failure reaches every caller,
+    and the failed task's error counts as seen (asyncio reports none left unseen)."""
+    from nard.server.service import TableService
+    from nard.server.storage import Storage
+
+    storage = Storage(sqlite_url)
+    storage.migrate()
+    service = TableService(storage, engine_workers=1)
+    runs: list[str] = []
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        unseen: list[dict[str, Any]] = []
+        loop.set_exception_handler(lambda _loop, context: unseen.append(context))
+        release = asyncio.Event()
+        outcome: dict[str, BaseException | None] = {"t1": None, "t2": RuntimeError("no engine")}
+        thinkers: list[asyncio.Task[None]] = []
+
+        async def think(table_id: str) -> None:
+            runs.append(table_id)
+            await release.wait()
+            error = outcome[table_id]
+            if error is not None:
+                raise error
+
+        service._think_for = think  # type: ignore[method-assign]
+        for table_id in ("t1", "t2"):
+            callers = [loop.create_task(service._computer_turns(table_id)) for _ in range(3)]
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            callers[0].cancel()  # its client went away
+            await asyncio.sleep(0)
+            thinkers.append(service._thinking[table_id])
+            release.set()
+            results = await asyncio.gather(*callers, return_exceptions=True)
+            release.clear()
+            assert isinstance(results[0], asyncio.CancelledError)
+            if outcome[table_id] is None:
+                assert results[1:] == [None, None]  # not cached: nothing to return
+            else:
+                assert all(r is outcome[table_id] for r in results[1:])
+            assert table_id not in service._thinking
+            assert table_id not in service._thinking_waiters
+        assert runs == ["t1", "t2"]  # one thinking a table, however many callers
+        assert all(t.done() for t in thinkers)
+        # asyncio's own flag for "Task exception was never retrieved", which it logs
+        # when the task goes: the waiters were given the error, so it was seen.
+        assert not any(t._log_traceback for t in thinkers)
+        assert not unseen, unseen
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        service.close()
+        storage.close()
