@@ -409,3 +409,26 @@ def test_nard_serve_with_a_bad_setting_exits_2(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         "nard: error: NARD_PORT: 'eighty' is not a whole number"
     ]
+
+
+def test_serve_loads_its_engine_before_serving_and_starts_without_a_network(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """``nard serve`` loads its own engine at start-up, before it freezes what start-up
+    loaded (the first table against the computer used to load it on the event loop);
+    without a network it still starts, saying why the computer cannot play."""
+    import nard.engine.engine as engine_module
+    import nard.server.thinking as thinking
+    from nard.cli.serve import _load_engine
+    from nard.engine import Level
+
+    monkeypatch.setattr(thinking, "_ENGINES", {})
+    _load_engine()
+    assert Level.EXPERT in thinking._ENGINES
+
+    monkeypatch.setattr(thinking, "_ENGINES", {})
+    monkeypatch.setattr(engine_module, "DEFAULT_WEIGHTS", tmp_path / "missing.npz")
+    with caplog.at_level(logging.WARNING, logger="nard.server"):
+        _load_engine()
+    assert not thinking._ENGINES
+    assert any("the computer cannot play" in r.getMessage() for r in caplog.records)
