@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -84,6 +85,7 @@ class Play(tuple[Any, ...]):
 
 
 _new_tuple = tuple.__new__
+_negative = operator.neg
 
 
 class Position(tuple[int, ...]):
@@ -193,7 +195,7 @@ class Position(tuple[int, ...]):
         >>> Position().flip() == Position()
         True
         """
-        return _new_tuple(Position, [-c for c in reversed(self)])
+        return _new_tuple(Position, map(_negative, self[::-1]))
 
     def is_race(self) -> bool:
         """True when no contact is left: every checker has passed all the opponent's."""
