@@ -54,8 +54,9 @@ async def measure(base: str, watchers: int, actions: int) -> list[float]:
     tasks = [asyncio.create_task(watch(url, seen, ready, count)) for _ in range(watchers)]
     if watchers:
         await asyncio.wait_for(ready.wait(), timeout=60)
-    times: list[float] = []
-    await play(client, table, actions, times)
+    timed: list[tuple[str, float]] = []
+    await play(client, table, actions, timed)
+    times = [seconds for _, seconds in timed]
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
