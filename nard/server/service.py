@@ -1403,9 +1403,8 @@ class TableService:
         """The thinking task's end: its error counts as seen (its waiters were given
         it), and a task cancelled before it started, which never ran its
         ``finally``, tells its waiters here."""
-        if not task.cancelled():
-            task.exception()
-        self._thought(table_id, task, None)
+        error = asyncio.CancelledError() if task.cancelled() else task.exception()
+        self._thought(table_id, task, error)
 
     def _thought(
         self, table_id: str, task: asyncio.Task[Any] | None, error: BaseException | None
@@ -1415,8 +1414,6 @@ class TableService:
         if task is None or self._thinking.get(table_id) is not task:
             return
         del self._thinking[table_id]
-        if error is None and task.done():
-            error = asyncio.CancelledError() if task.cancelled() else task.exception()
         for waiter in self._thinking_waiters.pop(table_id, []):
             if waiter.done():
                 continue

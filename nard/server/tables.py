@@ -28,7 +28,6 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from nard.core import Position
 from nard.core.dice import Dice
 from nard.engine import Level
 from nard.match.clock import Clocks, TimeControl
@@ -271,7 +270,6 @@ class TableBase:
             (
                 self.game_number(),
                 tuple(board),
-                tuple(borne_off(board)),
                 tuple(game.dice) if game.dice else None,
                 game.cube_value,
                 game.cube_owner,
@@ -295,7 +293,7 @@ class TableBase:
             {
                 "game": game,
                 "board": list(board),
-                "off": list(off),
+                "off": borne_off(board),
                 "dice": list(dice) if dice is not None else None,
                 "cube": cube,
                 "cube_owner": owner,
@@ -305,7 +303,7 @@ class TableBase:
                 else {k: list(v) if isinstance(v, tuple) else v for k, v in caption},
                 "text": text,
             }
-            for game, board, off, dice, cube, owner, score, caption, text in self._steps
+            for game, board, dice, cube, owner, score, caption, text in self._steps
         ]
 
     # -- who sits, and the dice --------------------------------------------------
@@ -791,7 +789,7 @@ class LiveTable(TableBase):
         return out
 
 
-def borne_off(board: Position) -> list[int]:
+def borne_off(board: Sequence[int]) -> list[int]:
     """Checkers borne off by player 0 and player 1 of a board seen from player 0."""
     return [15 - sum(c for c in board if c > 0), 15 + sum(c for c in board if c < 0)]
 
