@@ -112,7 +112,9 @@ def forced_command(game: Game | DecisionSnapshot) -> Command | None:
             return Command(GameAction.ROLL)
         return None
     if decision is Decision.PLAY and game.dice is not None:
-        plays = game.position.legal_plays(game.dice)
+        plays = (
+            game.legal_plays() if isinstance(game, Game) else game.position.legal_plays(game.dice)
+        )
         if len(plays) == 1:
             return Command(GameAction.PLAY, play=game.position.format_play(plays[0]))
     return None

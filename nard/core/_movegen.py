@@ -366,7 +366,7 @@ def _doubles(
                     f[25 - t] = -1
                     f[25] += 1
                     moves.append((s, t, True))
-                    extend(depth + 1, i, outside - (s > 6 >= t))
+                    extend(depth + 1, i, outside - (s > 6 >= t))  # noqa: F821 (del below)
                     f[25] -= 1
                     f[25 - t] = 1
                     b[0] += 1
@@ -375,7 +375,7 @@ def _doubles(
                     b[t] = x + 1
                     f[25 - t] -= 1
                     moves.append((s, t, False))
-                    extend(depth + 1, i, outside - (s > 6 >= t))
+                    extend(depth + 1, i, outside - (s > 6 >= t))  # noqa: F821 (del below)
                     f[25 - t] += 1
                     b[t] = x
                 moves.pop()
@@ -388,7 +388,7 @@ def _doubles(
                 b[s] -= 1
                 f[25 - s] += 1
                 moves.append((s, 0, False))
-                extend(depth + 1, i, outside)
+                extend(depth + 1, i, outside)  # noqa: F821 (del below)
                 moves.pop()
                 b[s] += 1
                 f[25 - s] -= 1
@@ -397,6 +397,10 @@ def _doubles(
             found[depth].append(_new(pcls, (_new(cls, f), dice, tuple(moves))))
 
     extend(0, 0, outside0)
+    # The recursive closure refers to itself through its cell: emptied, the
+    # closures and their lists are freed here rather than left as a cycle for
+    # the garbage collector (which a server's young collections then walked).
+    del extend
     return found[best]
 
 
@@ -443,7 +447,7 @@ def _four_moves_no_bar_no_bearoff(
                 plays.append(new(pcls, (new(cls, f), dice, (*moves, (s, t, hit)))))
             else:
                 moves.append((s, t, hit))
-                move(i, left - 1)
+                move(i, left - 1)  # noqa: F821 (del below)
                 moves.pop()
             if hit:
                 blot[t] = True
@@ -456,4 +460,5 @@ def _four_moves_no_bar_no_bearoff(
             count[s] += 1
 
     move(0, 4)
+    del move  # its cell refers to itself: emptied, no cycle is left (see _doubles)
     return plays

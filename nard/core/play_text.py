@@ -233,8 +233,14 @@ def _moved_along(board: tuple[int, ...], paths: list[Path]) -> tuple[int, ...]:
     return tuple([-c for c in reversed(b)])
 
 
-def parse_play(pos: Position, text: str, dice: Sequence[int] | None) -> Play:
-    """See :meth:`Position.parse_play`."""
+def parse_play(
+    pos: Position,
+    text: str,
+    dice: Sequence[int] | None,
+    plays: Sequence[Play] | None = None,
+) -> Play:
+    """See :meth:`Position.parse_play`. ``plays``, with ``dice``: their legal plays
+    in ``pos``, where the caller has them (a game keeps its turn's)."""
     where = f"position {pos.position_id()}"
     paths, starred = _read_paths(text, where)
     before = pos.board
@@ -243,7 +249,7 @@ def parse_play(pos: Position, text: str, dice: Sequence[int] | None) -> Play:
         # lands) give one of the legal plays. Otherwise search every way the
         # dice can make the moves, and explain a failure.
         after = _moved_along(before, paths)
-        for play in pos.legal_plays(dice):
+        for play in plays if plays is not None else pos.legal_plays(dice):
             if play.result == after:
                 return play
     rolls: Sequence[Dice] = [check_dice(dice)] if dice is not None else ALL_ROLLS

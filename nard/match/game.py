@@ -29,6 +29,7 @@ from enum import StrEnum
 from typing import NoReturn
 
 from nard.core import Dice, NardError, Play, Position, check_dice
+from nard.core.play_text import parse_play
 from nard.match.dice import DiceSource
 from nard.notation.records import Action, ActionKind
 
@@ -169,6 +170,11 @@ class _State:
     rolls: list[int] = field(default_factory=lambda: [0, 0])
     result: GameResult | None = None
     actions: list[Action] = field(default_factory=list)
+    # The legal plays of ``dice`` in ``position`` once asked for, with the two they
+    # belong to: a turn asks several times (is the roll playable, which plays to
+    # offer, is the play sent one of them), and a game that keeps its own does not
+    # depend on the small cache every position shares.
+    plays: tuple[Position, Dice, tuple[Play, ...]] | None = None
 
 
 class Game:
@@ -280,7 +286,18 @@ class Game:
     def legal_plays(self) -> list[Play]:
         """The plays of the rolled dice (empty before rolling)."""
         s = self._s
-        return s.position.legal_plays(s.dice) if s.decision is Decision.PLAY and s.dice else []
+        return list(self._turn_plays()) if s.decision is Decision.PLAY and s.dice else []
+
+    def _turn_plays(self) -> tuple[Play, ...]:
+        """The legal plays of the dice rolled in the current position, kept by the game."""
+        s = self._s
+        assert s.dice is not None
+        held = s.plays
+        if held is not None and held[0] is s.position and held[1] == s.dice:
+            return held[2]
+        plays = tuple(s.position.legal_plays(s.dice))
+        s.plays = (s.position, s.dice, plays)
+        return plays
 
     def legal_actions(self) -> set[GameAction]:
         """The actions the player whose turn it is may take now."""
@@ -364,7 +381,7 @@ class Game:
         s = self._s
         assert s.dice is not None
         s.rolls[s.on_roll] += 1
-        if not s.position.legal_plays(s.dice):
+        if not self._turn_plays():
             s.actions.append(Action(s.on_roll, ActionKind.MOVE, dice=s.dice, play=""))
             self._pass_turn(s, s.position.flip())
 
@@ -375,10 +392,10 @@ class Game:
         assert s0.dice is not None
         try:
             if isinstance(play, str):
-                chosen = s0.position.parse_play(play, s0.dice)
+                chosen = parse_play(s0.position, play, s0.dice, self._turn_plays())
             else:
                 chosen = play
-                if chosen not in s0.position.legal_plays(s0.dice):
+                if chosen not in self._turn_plays():
                     raise ValueError(
                         f"{s0.position.format_play(chosen)!r} is not a legal play of "
                         f"{s0.dice[0]}-{s0.dice[1]} in {s0.position.position_id()}"
