@@ -328,7 +328,7 @@ def _validate(b: tuple[int, ...]) -> None:
         )
 
 
-@functools.lru_cache(maxsize=int(__import__("os").environ.get("NARD_LP", "32")))
+@functools.lru_cache(maxsize=32)
 def _legal_plays(position: Position, d1: int, d2: int) -> tuple[Play, ...]:
     """The legal plays of a position and roll, remembered for the few calls that
     follow (a player's choice, then its check); positions are values.
