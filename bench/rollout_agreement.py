@@ -67,6 +67,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from strength import prepare_gnubg_home  # noqa: E402
+
 from nard.analysis.rollout import RolloutSettings, rollout_cube  # noqa: E402
 from nard.core.position import Position  # noqa: E402
 from nard.engine.cube import CubeContext, CubeOwner, match_context  # noqa: E402
@@ -234,6 +236,7 @@ for case in json.loads(CASES):
 def run_gnubg_pty(script: str, timeout: float = 1800.0) -> list[str]:
     """Run ``script`` in gnubg with its standard output on a pseudo-terminal (gnubg
     prints rollout results only to a terminal); what it printed after ``NARD:``."""
+    prepare_gnubg_home()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "script.py"
         path.write_text(script)

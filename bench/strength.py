@@ -92,6 +92,15 @@ for line in sys.stdin:
 """
 
 
+def prepare_gnubg_home(env: dict[str, str] | None = None) -> None:
+    """Make the folders gnubg makes at its first start (``$HOME/.gnubg`` and its
+    ``backup``) before any gnubg starts: of two first starts at once (``--jobs
+    2``), the one that finds the folder made by the other between its check and
+    its ``mkdir`` exits ("/root/.gnubg: File exists", on a fresh machine)."""
+    home = (env if env is not None else os.environ).get("HOME") or str(Path.home())
+    Path(home, ".gnubg", "backup").mkdir(parents=True, exist_ok=True)
+
+
 class GnubgProcess:
     """A gnubg process running the Python script ``text``, one query per line.
 
@@ -111,6 +120,7 @@ class GnubgProcess:
         atexit.register(self.close)
 
     def _start(self) -> None:
+        prepare_gnubg_home(self._env)
         self._dir = tempfile.TemporaryDirectory()
         script = Path(self._dir.name) / "script.py"
         script.write_text(self._text)

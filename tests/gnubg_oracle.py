@@ -19,7 +19,14 @@ from typing import Any
 
 import pytest
 
-__all__ = ["GNUBG", "gnubg_plays", "have_gnubg", "requires_gnubg", "run_gnubg_script"]
+__all__ = [
+    "GNUBG",
+    "gnubg_plays",
+    "have_gnubg",
+    "prepare_gnubg_home",
+    "requires_gnubg",
+    "run_gnubg_script",
+]
 
 GNUBG = os.environ.get("NARD_GNUBG", "/usr/games/gnubg")
 _PREFIX = "NARD:"
@@ -38,8 +45,18 @@ requires_gnubg = pytest.mark.skipif(not have_gnubg(), reason=_MISSING)
 """Skip a test (or module, as ``pytestmark``) when gnubg is not installed."""
 
 
+def prepare_gnubg_home(env: dict[str, str] | None = None) -> None:
+    """Make the folders gnubg makes at its first start (``$HOME/.gnubg`` and its
+    ``backup``) before any gnubg starts: of two first starts at once, the one that
+    finds the folder made by the other between its check and its ``mkdir`` exits
+    ("/root/.gnubg: File exists", seen on a fresh machine with two at once)."""
+    home = (env if env is not None else os.environ).get("HOME") or str(Path.home())
+    Path(home, ".gnubg", "backup").mkdir(parents=True, exist_ok=True)
+
+
 def run_gnubg_script(script: str, timeout: float = 600.0) -> list[str]:
     """Run ``script`` inside gnubg and return what it printed after ``NARD:``."""
+    prepare_gnubg_home()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "script.py"
         path.write_text(script)
