@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 __all__ = [
     "bearoff_flags_into",
+    "bearoff_probabilities_into",
     "compile_all",
     "crashed_flags_into",
     "cubeful_rows_into",
@@ -926,6 +927,71 @@ def _cubeful_rows_into(
 cubeful_rows_into = numba.njit(cache=True, nogil=True, error_model="numpy")(_cubeful_rows_into)
 
 
+def _side_index(b: Any, first: int, sign: int, comb: Any) -> tuple[int, int]:
+    """The bear-off database's index of one side of board ``b`` and its number of
+    checkers: the side's checkers are ``sign * b`` > 0, its point ``p`` at
+    ``b[first + sign * p]``, read from point 6 down as
+    :func:`nard.engine.bearoff.bearoff_index` reads them."""
+    total = 0
+    index = 0
+    for k in range(1, 7):
+        c = sign * b[first + sign * (7 - k)]
+        total += c if c > 0 else 0
+        index += comb[k, total]
+    return index, total
+
+
+_side_index_c = _jit(_side_index)
+
+
+def _bearoff_probabilities_into(
+    boards: Any, rows: Any, rolls: Any, first_off: Any, first_full: int, comb: Any, out: Any
+) -> None:
+    """:meth:`nard.engine.bearoff.BearoffDatabase.probabilities` of the pure bear-off
+    boards ``boards[rows]``, into ``out[rows]`` (five columns): the winner's rolls
+    against the chance the loser still needs as many (``rolls``: every side's
+    distribution of the rolls it needs, by index), gammons from the loser's
+    first-off distribution (``first_off``, the sides of 15 checkers from index
+    ``first_full``); ``comb[k, t]`` is ``comb(k - 1 + t, k)``."""
+    width = rolls.shape[1]
+    for r in rows:
+        b = boards[r]
+        me, n_me = _side_index_c(b, 0, 1, comb)
+        them, n_them = _side_index_c(b, 25, -1, comb)
+        win = 0.0
+        before = 0.0  # P(the opponent is off within i - 1 rolls)
+        for i in range(width):
+            still = min(max(1.0 - before, 0.0), 1.0)
+            win += rolls[me, i] * still
+            before += rolls[them, i]
+        win = min(max(win, 0.0), 1.0)
+        out[r, 0] = win
+        out[r, 1] = 0.0
+        out[r, 2] = 0.0
+        out[r, 3] = 0.0
+        out[r, 4] = 0.0
+        if n_them == _CHECKERS and n_me > 0:
+            gammon = 0.0
+            before = 0.0
+            for i in range(width):
+                still = min(max(1.0 - before, 0.0), 1.0)
+                gammon += rolls[me, i] * still
+                before += first_off[them - first_full, i]
+            out[r, 1] = min(gammon, win)
+        if n_me == _CHECKERS and n_them > 0:
+            gammon = 0.0
+            before = first_off[me - first_full, 0]
+            for i in range(width):
+                still = min(max(1.0 - before, 0.0), 1.0) if i < width - 1 else 0.0
+                gammon += rolls[them, i] * still
+                if i + 1 < width:
+                    before += first_off[me - first_full, i + 1]
+            out[r, 3] = min(gammon, 1.0 - win)
+
+
+bearoff_probabilities_into = _jit(_bearoff_probabilities_into)
+
+
 def compile_all() -> None:
     """Compile (or load from numba's cache) every kernel now, on tiny inputs, so
     that no timed search pays for it. Seconds the first time on a machine,
@@ -942,6 +1008,15 @@ def compile_all() -> None:
     crashed_flags_into(start, np.empty(1, dtype=np.bool_))
     route_into(start, np.empty(1, dtype=np.int8), True, True, True)
     sanity_into(np.zeros((1, 5)), x, 193, 196, 1e-4)
+    bearoff_probabilities_into(
+        start,
+        np.zeros(0, dtype=np.int64),
+        np.zeros((1, 2)),
+        np.zeros((1, 2)),
+        0,
+        np.zeros((7, 16), dtype=np.int64),
+        np.empty((1, 5)),
+    )
     cubeful_rows_into(
         np.full((1, 5), 0.5), np.zeros(1), np.zeros((1, 2, 8)), np.zeros(6), True, 0, np.empty(1)
     )

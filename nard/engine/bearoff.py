@@ -381,29 +381,44 @@ class BearoffDatabase:
         >>> round(p[0], 4), 0 < p[1] < 1e-4, p[3]
         (0.9994, True, 0.0)
         """
-        me = home_checkers(position)
-        them = home_checkers(position, opponent=True)
-        p_me, p_them = self.distribution(me), self.distribution(them)
-        win = float(p_me @ _at_least(p_them, 0))
-        win_gammon = lose_gammon = 0.0
-        if sum(them) == MAX_CHECKERS and sum(me) > 0:
-            win_gammon = float(p_me @ _at_least(self.first_off_distribution(them), 0))
-        if sum(me) == MAX_CHECKERS and sum(them) > 0:
-            lose_gammon = float(p_them @ _at_least(self.first_off_distribution(me), 1))
-        win = min(max(win, 0.0), 1.0)
-        return (win, min(win_gammon, win), 0.0, min(lose_gammon, 1.0 - win), 0.0)
+        home_checkers(position)  # raises unless both sides are home
+        home_checkers(position, opponent=True)
+        row = self.probabilities_of_boards(np.array([position], dtype=np.int64))[0]
+        win, win_gammon, _, lose_gammon, _ = row.tolist()
+        return (win, win_gammon, 0.0, lose_gammon, 0.0)
+
+    def probabilities_of_boards(self, boards: npt.NDArray[np.int64]) -> FloatArray:
+        """:meth:`probabilities` of many pure bear-offs at once: ``(n, 26)`` boards
+        (``tuple(position)`` rows, every checker of both sides in its home board:
+        not checked) to an ``(n, 5)`` array, row by row the same floats.
+
+        >>> db = BearoffDatabase.load()
+        >>> race = Position.from_points({1: 15}, {6: 15})
+        >>> db.probabilities_of_boards(np.array([race])).tolist()[0] == list(db.probabilities(race))
+        True
+        """
+        boards = np.ascontiguousarray(boards, dtype=np.int64)
+        out = np.empty((boards.shape[0], 5), dtype=np.float64)
+        _kernels.bearoff_probabilities_into(
+            boards,
+            np.arange(boards.shape[0]),
+            self._rolls,
+            self._first_off,
+            _FIRST_FULL,
+            _COMB,
+            out,
+        )
+        return out
 
     def __repr__(self) -> str:
         return f"BearoffDatabase(path={str(self.path)!r}, max_rolls={self.max_rolls})"
 
 
-def _at_least(p: FloatArray, lag: int) -> FloatArray:
-    """S[i] = P(X >= i + lag) for a distribution ``p`` of X: with lag 0, the chance
-    that a side still needs its i-th roll; with lag 1, that it needs more than i."""
-    survive = 1.0 - np.concatenate(([0.0], np.cumsum(p)[:-1]))
-    if lag:
-        survive = np.concatenate((survive[lag:], np.zeros(lag)))
-    return np.clip(survive, 0.0, 1.0)
+_COMB = np.array(
+    [[comb(k - 1 + t, k) if k else 0 for t in range(MAX_CHECKERS + 1)] for k in range(POINTS + 1)],
+    dtype=np.int64,
+)
+"""``_COMB[k, t] = comb(k - 1 + t, k)``: the terms of :func:`_index`."""
 
 
 def _widen(q: npt.NDArray[np.uint16], width: int) -> FloatArray:

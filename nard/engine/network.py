@@ -692,9 +692,6 @@ def sanity_check(probs: FloatArray, x: npt.NDArray[np.float32]) -> FloatArray:
 
 _ROUTES = 5
 """The kinds of :func:`nard.engine._kernels.route_into`."""
-_BEAROFF_CACHE = 200_000
-"""Bear-off answers an evaluator keeps (the cache starts over past this)."""
-
 _Float32Weights = tuple[Any, ...]
 
 
@@ -759,9 +756,6 @@ class NeuralEvaluator:
         race, crashed = self.networks.race, self.networks.crashed
         self._race32 = _float32(race) if race is not None else None
         self._crashed32 = _float32(crashed) if crashed is not None else None
-        # The bear-off database's answers by board: a search meets the same
-        # bear-offs again and again, and each costs a few dozen microseconds.
-        self._bearoff_cache: dict[bytes, tuple[float, float, float, float, float]] = {}
         self._for_cube: NeuralEvaluator | None = None
 
     def for_cube(self) -> NeuralEvaluator:
@@ -821,16 +815,8 @@ class NeuralEvaluator:
                 probs[rows] = _forward32(net, x[rows])
         sanity_check(probs, x)
         if counts[_kernels.ROUTE_BEAROFF] and self.bearoff is not None:
-            cache = self._bearoff_cache
-            if len(cache) > _BEAROFF_CACHE:
-                cache.clear()
-            for i in np.flatnonzero(kinds == _kernels.ROUTE_BEAROFF).tolist():
-                key = boards[i].tobytes()
-                exact = cache.get(key)
-                if exact is None:
-                    exact = self.bearoff.probabilities(Position(boards[i].tolist()))
-                    cache[key] = exact
-                probs[i] = exact
+            rows = np.flatnonzero(kinds == _kernels.ROUTE_BEAROFF)
+            probs[rows] = self.bearoff.probabilities_of_boards(boards[rows])
         # A side with no checker left has won: the game is over.
         if counts[_kernels.ROUTE_OVER]:
             fill_outcomes(probs, boards, np.flatnonzero(kinds == _kernels.ROUTE_OVER))

@@ -515,3 +515,46 @@ def test_race_probabilities_against_gnubg(db: BearoffDatabase) -> None:
     # both sides here play to minimise expected rolls: close, not equal (up
     # to 0.010 in 379 such positions).
     assert worst[_GNUBG_TWO_SIDED] < 0.015
+
+
+def _reference_probabilities(
+    db: BearoffDatabase, pos: Position
+) -> tuple[float, float, float, float, float]:
+    """The five probabilities straight from the formulas, with numpy: the winner's
+    rolls against the chance the loser still needs as many; a gammon needs the
+    loser's first checker still on the board."""
+
+    def still_needs(p: np.ndarray, lag: int) -> np.ndarray:
+        survive = 1.0 - np.concatenate(([0.0], np.cumsum(p)[:-1]))
+        if lag:
+            survive = np.concatenate((survive[lag:], np.zeros(lag)))
+        return np.clip(survive, 0.0, 1.0)
+
+    me, them = home_checkers(pos), home_checkers(pos, opponent=True)
+    p_me, p_them = db.distribution(me), db.distribution(them)
+    win = min(max(float(p_me @ still_needs(p_them, 0)), 0.0), 1.0)
+    win_gammon = lose_gammon = 0.0
+    if sum(them) == MAX_CHECKERS and sum(me) > 0:
+        win_gammon = float(p_me @ still_needs(db.first_off_distribution(them), 0))
+    if sum(me) == MAX_CHECKERS and sum(them) > 0:
+        lose_gammon = float(p_them @ still_needs(db.first_off_distribution(me), 1))
+    return (win, min(win_gammon, win), 0.0, min(lose_gammon, 1.0 - win), 0.0)
+
+
+def test_the_compiled_bear_off_probabilities_follow_the_formulas() -> None:
+    """Many bear-offs at once (an evaluator's batch) give what the formulas give one
+    by one, and one at a time the same floats as in a batch."""
+    db = BearoffDatabase.load()
+    rng = random.Random(17)
+    positions = []
+    for _ in range(3000):
+        full_me, full_them = rng.random() < 0.3, rng.random() < 0.3
+        me = random_side(rng, MAX_CHECKERS if full_me else 1)
+        them = random_side(rng, MAX_CHECKERS if full_them else 1)
+        positions.append(race(me, them))
+    batch = db.probabilities_of_boards(np.array(positions, dtype=np.int64))
+    reference = np.array([_reference_probabilities(db, p) for p in positions])
+    assert np.abs(batch - reference).max() < 1e-12
+    assert (batch[:, 1] > 0).sum() > 100 and (batch[:, 3] > 0).sum() > 10  # gammons met
+    for i in range(0, 3000, 97):
+        assert list(db.probabilities(positions[i])) == batch[i].tolist()
