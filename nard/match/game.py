@@ -578,6 +578,7 @@ class Game:
         s.position = next_position
         s.on_roll = s.turn = 1 - s.on_roll
         s.dice = None
+        s.plays = None  # the last turn's, kept no longer than the turn
         s.decision = Decision.ROLL
 
     def _end(self, s: _State, winner: int, value: int, final: Position) -> None:
@@ -585,6 +586,7 @@ class Game:
         s.on_roll = 1 - s.on_roll
         s.turn = s.on_roll
         s.dice = None
+        s.plays = None
         kind = {1: ResultKind.SINGLE, 2: ResultKind.GAMMON, 3: ResultKind.BACKGAMMON}[value]
         counted = value
         if value == 3:
