@@ -67,14 +67,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from strength import prepare_gnubg_home  # noqa: E402
-
 from nard.analysis.rollout import RolloutSettings, rollout_cube  # noqa: E402
 from nard.core.position import Position  # noqa: E402
 from nard.engine.cube import CubeContext, CubeOwner, match_context  # noqa: E402
 from nard.engine.engine import load_evaluator  # noqa: E402
 from nard.notation.match_id import CubeOwner as IdCubeOwner  # noqa: E402
 from nard.notation.match_id import MatchState  # noqa: E402
+from tests.gnubg_oracle import prepare_gnubg_home  # noqa: E402
 
 CACHE = ROOT / "bench" / "data" / "gnubg_rollouts.json"
 GNUBG = os.environ.get("NARD_GNUBG", "/usr/games/gnubg")

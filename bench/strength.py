@@ -50,6 +50,9 @@ from nard.engine.player import Player, RandomPlayer, play_game
 from nard.engine.pubeval import PubevalPlayer
 from nard.match.dice import SeededDice
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository's tests
+from tests.gnubg_oracle import prepare_gnubg_home
+
 PLAYERS = (
     "heuristic",
     "pubeval",
@@ -90,15 +93,6 @@ for line in sys.stdin:
     moves = hint['hint'] if hint else []
     print('NARD:' + (moves[0]['move'] if moves else '-'), flush=True)
 """
-
-
-def prepare_gnubg_home(env: dict[str, str] | None = None) -> None:
-    """Make the folders gnubg makes at its first start (``$HOME/.gnubg`` and its
-    ``backup``) before any gnubg starts: of two first starts at once (``--jobs
-    2``), the one that finds the folder made by the other between its check and
-    its ``mkdir`` exits ("/root/.gnubg: File exists", on a fresh machine)."""
-    home = (env if env is not None else os.environ).get("HOME") or str(Path.home())
-    Path(home, ".gnubg", "backup").mkdir(parents=True, exist_ok=True)
 
 
 class GnubgProcess:
