@@ -29,6 +29,7 @@ import os
 import re
 import secrets
 import time
+import unicodedata
 from collections import Counter as Tally
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -872,12 +873,23 @@ def create_app(
         return [summary(t).model_copy(update={"analysed": analysed.get(t.row.id)}) for t in tables]
 
     # -- players: profiles and ratings ------------------------------------------------
+    def _player_called(username: str) -> PlayerRow:
+        """The account named ``username`` in a path, else 404. A name with a control
+        character is no username (registration refuses them) and is not looked up:
+        PostgreSQL refuses a NUL in text with an error."""
+        found = (
+            store.player_by_username(username[:64])
+            if username and not any(unicodedata.category(c) == "Cc" for c in username)
+            else None
+        )
+        if found is None:
+            raise ServiceError(404, "no_such_player", f"no player is called {username[:64]!r}")
+        return found
+
     @app.get("/api/players/{username}", response_model=Profile, responses=_errors(404))
     async def profile(username: str) -> Profile:
         """An account's profile: rating and its history, results, analyses' average."""
-        found = store.player_by_username(username[:64]) if username else None
-        if found is None:
-            raise ServiceError(404, "no_such_player", f"no player is called {username[:64]!r}")
+        found = _player_called(username)
         history = store.rating_history(found.id)
         tables = store.tables_of(found.id, limit=20)
         rates = store.error_rates_of(found.id)
@@ -1166,9 +1178,7 @@ def create_app(
         return await service.post_chat(_check_id(table_id), player, body.text)
 
     def _other(username: str, me: PlayerRow) -> PlayerRow:
-        found = store.player_by_username(username[:64])
-        if found is None:
-            raise ServiceError(404, "no_such_player", f"no player is called {username[:64]!r}")
+        found = _player_called(username)
         if found.id == me.id:
             raise ServiceError(422, "yourself", "that is you")
         return found

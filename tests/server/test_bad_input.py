@@ -105,6 +105,32 @@ def test_control_characters_are_refused_and_nothing_is_stored(
     no_tracebacks(caplog)
 
 
+@pytest.mark.parametrize("char", CONTROL, ids=["nul", "esc", "del", "nel", "ls"])
+def test_a_name_in_the_path_that_no_player_can_have_is_no_player(
+    app_client: tuple[TestClient, Storage], char: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A player's page and blocking by name: a NUL in the name was a 500 on
+    PostgreSQL (which cannot hold one in text); no name with a control character
+    is looked up, on either database."""
+    client, _storage = app_client
+    response = client.post("/api/register", json={"username": "bobby", "password": "long enough"})
+    assert response.status_code == 200, response.text
+    client.cookies.clear()
+    headers = guest(client, "ann")
+    for name in (f"bob{char}by", f"{char}"):
+        quoted = "".join(
+            c if c.isascii() and c.isalnum() else "".join(f"%{b:02X}" for b in c.encode())
+            for c in name
+        )
+        response = client.get(f"/api/players/{quoted}")
+        assert refusal(response) == (404, "no_such_player"), name
+        for method in ("POST", "DELETE"):
+            response = client.request(method, f"/api/players/{quoted}/block", headers=headers)
+            assert refusal(response) == (404, "no_such_player"), (method, name)
+    assert client.get("/api/blocks").json() == {"blocked": []}
+    no_tracebacks(caplog)
+
+
 def test_booleans_and_text_are_not_numbers(
     app_client: tuple[TestClient, Storage], caplog: pytest.LogCaptureFixture
 ) -> None:
