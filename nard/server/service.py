@@ -96,6 +96,7 @@ from nard.server.storage import KEEP, ConflictError, Lease, Storage, StoredTable
 from nard.server.tables import (
     TABLE_SEAT,
     ContributionClosedError,
+    GameOverError,
     LiveTable,
     NotYourTurnError,
     SeatInfo,
@@ -1257,6 +1258,8 @@ class TableService:
             raise
         except NotYourTurnError as exc:
             raise ServiceError(409, "not_your_turn", str(exc), table=table) from None
+        except GameOverError as exc:
+            raise ServiceError(409, "between_games", str(exc), table=table) from None
         except ContributionClosedError as exc:
             raise ServiceError(409, "contribution_closed", str(exc), table=table) from None
         except TableClosedError as exc:

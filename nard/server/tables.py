@@ -49,6 +49,7 @@ __all__ = [
     "TABLE_SEAT",
     "Contribution",
     "ContributionClosedError",
+    "GameOverError",
     "LiveTable",
     "NotYourTurnError",
     "SeatInfo",
@@ -72,6 +73,11 @@ class NotYourTurnError(MatchStateError):
 
 class TableClosedError(MatchStateError):
     """An action at a table that is not in play (waiting for a player, or finished)."""
+
+
+class GameOverError(MatchStateError):
+    """An action in a money session between games: the next game starts when a
+    player asks for it (or the session ends)."""
 
 
 class ContributionClosedError(MatchStateError):
@@ -710,7 +716,12 @@ class LiveTable(TableBase):
         if command.action is GameAction.OPENING_ROLL:
             raise MatchStateError("the opening roll is made by the table, not a seat")
         game = self.game
-        assert game is not None and not game.is_over  # start() ran after every change
+        if game is None or game.is_over:
+            # start() begins every match game at once; a money session's next game
+            # waits until a player asks for it.
+            raise GameOverError(
+                "the game is over: start the next game (next-game) or end the session"
+            )
         if seat != game.turn:
             name = self.seats[game.turn].name
             raise NotYourTurnError(

@@ -166,6 +166,37 @@ def test_money_sessions_start_games_on_request_and_end_between_games(
     assert sum(ended["score"]) > 0
 
 
+def test_actions_between_money_games_are_refused_with_the_table(client: TestClient) -> None:
+    """Between two games of a money session (the next starts when asked) an action,
+    a second click on roll as the game ended, was a 500 (an assertion in the table),
+    and on a socket a traceback; now 409 ``between_games`` with the state, nothing stored."""
+    headers = guest(client)
+    table = new_table(client, headers, match_length=0)
+    tid = table["id"]
+    table = play_until(client, table, headers)
+    assert table["between_games"] is True
+    for command in (
+        {"action": "roll"},
+        {"action": "beaver"},
+        {"action": "resign", "points": 1},
+        {"action": "play", "play": "24/18"},
+    ):
+        refused = client.post(f"/api/tables/{tid}/actions", json=command, headers=headers)
+        assert error_of(refused) == (409, "between_games"), command
+        assert "next game" in refused.json()["error"]["message"]
+        assert refused.json()["table"]["seq"] == table["seq"]
+    with client.websocket_connect(f"/ws/tables/{tid}") as socket:
+        assert socket.receive_json()["type"] == "table"
+        socket.send_json({"action": "roll"})
+        answer = socket.receive_json()
+        assert answer["type"] == "error" and answer["error"]["code"] == "between_games"
+        assert socket.receive_json()["table"]["seq"] == table["seq"]
+        socket.send_json({"type": "ping"})
+        assert socket.receive_json() == {"type": "pong"}  # the socket stays
+    table = client.post(f"/api/tables/{tid}/next-game", headers=headers).json()
+    assert table["game_number"] == 2 and table["between_games"] is False
+
+
 def test_resignation_is_answered_by_the_computer(client: TestClient) -> None:
     headers = guest(client)
     table = new_table(client, headers, match_length=1)

@@ -10,14 +10,28 @@ from fastapi.testclient import TestClient
 STATIC = resources.files("nard.server") / "static"
 
 
-def strings_by_language() -> dict[str, set[str]]:
+def keys_by_language() -> dict[str, list[str]]:
+    """Each language's keys in i18n.js, in their order, repeats included."""
     text = (STATIC / "i18n.js").read_text(encoding="utf-8")
     body = text[text.index("const STRINGS = {") : text.index("export function pickLanguage")]
     blocks = re.split(r"^  (\w\w): \{$", body, flags=re.M)
-    out: dict[str, set[str]] = {}
-    for lang, block in zip(blocks[1::2], blocks[2::2], strict=True):
-        out[lang] = set(re.findall(r'^    "?([\w-]+)"?:', block, flags=re.M))
-    return out
+    return {
+        lang: re.findall(r'^    "?([\w-]+)"?:', block, flags=re.M)
+        for lang, block in zip(blocks[1::2], blocks[2::2], strict=True)
+    }
+
+
+def strings_by_language() -> dict[str, set[str]]:
+    return {lang: set(keys) for lang, keys in keys_by_language().items()}
+
+
+def test_no_string_is_given_twice_in_a_language() -> None:
+    """A key written twice in one language keeps only its last text, silently."""
+    for lang, keys in keys_by_language().items():
+        assert len(keys) == len(set(keys)), (
+            lang,
+            sorted(k for k in set(keys) if keys.count(k) > 1),
+        )
 
 
 def test_every_string_is_in_english_persian_and_arabic() -> None:
