@@ -54,11 +54,19 @@ class ChouetteGame:
         self.game = game
         self.active = list(team)
         self._payments: dict[str, int] = {}
+        self._last_captain = self.team[0]
 
     @property
     def captain(self) -> str:
-        """The member who moves the team's checkers (the first still in)."""
-        return self.active[0]
+        """The member who moves the team's checkers (the first still in); once every
+        member has passed the box's double, which ends the game, the one who was.
+
+        >>> from nard.match.game import Game
+        >>> cg = ChouetteGame("Sara", ["Reza", "Ali"], Game())
+        >>> cg.captain
+        'Reza'
+        """
+        return self.active[0] if self.active else self._last_captain
 
     def team_double(self, consent: Mapping[str, bool]) -> None:
         """The team doubles the box: every member still in must agree."""
@@ -82,6 +90,7 @@ class ChouetteGame:
         if self.game.on_roll != BOX or self.game.turn != TEAM:
             raise MatchStateError("cannot answer a double: the box has not doubled")
         stake = self.game.cube_value
+        self._last_captain = self.active[0]
         passers = [m for m in self.active if not takes[m]]
         if len(passers) == len(self.active):
             self.game.pass_double()

@@ -334,13 +334,10 @@ class ChouetteTable(TableBase):
             roles[box] = "box"
             for key in current.team:
                 member = self.seat_of_key(key)
-                roles[member] = (
-                    "captain"
-                    if key == current.captain
-                    else "crew"
-                    if key in current.active
-                    else "out"
-                )
+                if key not in current.active:
+                    roles[member] = "out"  # passed the box's double
+                else:
+                    roles[member] = "captain" if key == current.captain else "crew"
             if viewer is not None:
                 side = BOX if viewer == box else TEAM
         waiting = self.waiting_for()

@@ -90,6 +90,7 @@ def test_everyone_passing_ends_the_game() -> None:
     cg.answer_box_double(dict.fromkeys(("Reza", "Mina", "Ali"), False))
     assert cg.game.is_over
     assert cg.settle().box_total == 3
+    assert cg.active == [] and cg.captain == "Reza"  # was an IndexError: no one in
 
 
 def test_team_double_must_be_unanimous() -> None:

@@ -197,3 +197,65 @@ def test_a_finished_chouette_record_verifies(sqlite_url: str, tmp_path: Path) ->
         assert all(len(s["board"]) == 26 for s in steps)
         assert record.metadata["game 1"].startswith("box ")
     storage.close()
+
+
+def test_every_member_passing_the_box_ends_the_game_and_the_table_goes_on(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """When every member still in passed the box's double, the game ended with no one
+    left in the team, and every view of the table (and so every request to it)
+    failed on the team's captain: the table was stuck for good."""
+    app, storage = app_on(sqlite_url, tmp_path, seed=8)
+    with TestClient(app) as ann, TestClient(app) as bob, TestClient(app) as cem:
+        clients = [ann, bob, cem]
+        headers = [guest(c, n) for c, n in zip(clients, ("ann", "bob", "cem"), strict=True)]
+        table = create(ann, headers[0], players=3, computers=0)
+        tid = table["id"]
+        for c, h, name in ((bob, headers[1], "bob"), (cem, headers[2], "cem")):
+            joined = c.post(
+                f"/api/tables/{tid}/join",
+                json={"invite": table["invite"], "contribution": f"{name}'s seed"},
+                headers=h,
+            )
+            assert joined.status_code == 200, joined.text
+
+        def state(i: int) -> dict[str, Any]:
+            response = clients[i].get(f"/api/tables/{tid}")
+            assert response.status_code == 200, response.text
+            result: dict[str, Any] = response.json()
+            return result
+
+        for _ in range(200):
+            views = [state(i) for i in range(3)]
+            actor = next(i for i in range(3) if views[i]["you_act"])
+            view = views[actor]
+            if view["roles"][view["you"]] == "box" and "double" in view["game"]["legal_actions"]:
+                break
+            response = send(clients[actor], tid, headers[actor], **simple(view))
+            assert response.status_code == 200, response.text
+        else:
+            raise AssertionError("the box never had the cube")
+        box = actor
+        assert send(clients[box], tid, headers[box], action="double").status_code == 200
+        members = [i for i in range(3) if state(i)["you_act"]]
+        assert len(members) == 2 and box not in members
+        for member in members:
+            response = send(clients[member], tid, headers[member], action="pass")
+            assert response.status_code == 200, response.text
+        after = [state(i) for i in range(3)]
+        assert after[0]["between_games"] is True
+        result = after[0]["game"]["result"]
+        assert result is not None and result["kind"] == "pass"
+        score = after[0]["score"]
+        assert score[after[box]["you"]] == 2 and sum(score) == 0  # 1 from each member
+        assert all(after[i]["roles"][after[i]["you"]] == "out" for i in members)
+        table = ann.post(f"/api/tables/{tid}/next-game", headers=headers[0]).json()
+        assert table["game_number"] == 2 and table["status"] == "playing"
+        before = state(0)
+    storage.close()
+    app, storage = app_on(sqlite_url, tmp_path, seed=9)  # restarted: rebuilt from the log
+    with TestClient(app) as client:
+        rebuilt = client.get(f"/api/tables/{tid}").json()
+        for key in ("seq", "roles", "score", "game_number"):
+            assert rebuilt[key] == before[key], key
+    storage.close()
