@@ -1,17 +1,19 @@
 """Random sessions: three people using the API at once, in an order no test wrote.
 
 Two registered players and a guest create tables of every kind (against the
-computer, money and match; against each other; chouettes with and without
-computers), contribute to the dice, join, start, play (mostly legal actions,
-sometimes not, sometimes with a stale sequence number), double, resign, end,
-abandon, ask for the next game, rematch, chat, and read records, hints and
-replays, chosen by a seeded generator. Whatever they do, no request is answered
-with a server error and nothing is logged as one; every table stays readable by
-everyone, and a restarted server rebuilds each table from its log to the same
-state. Driving the API this way found three faults that fixed tests had missed:
-an action between two money games (an assertion), a chouette whose members all
-passed the box's double (every view of the table failed, for good), and a name
-with a NUL in a path (PostgreSQL).
+computer, money and match; against each other, timed and rated; chouettes with
+and without computers), contribute to the dice, join, start, play (mostly legal
+actions, sometimes not, sometimes with a stale sequence number), double,
+resign, end, abandon, ask for the next game, rematch, chat, and read records,
+hints and replays, chosen by a seeded generator, while the server's clock
+(moved by the test, never waited for) runs out delays, reserves and the away
+grace. Whatever they do, no request is answered with a server error and nothing
+is logged as one; every table stays readable by everyone, and a restarted
+server rebuilds each table from its log to the same state. Driving the API this
+way found three faults that fixed tests had missed: an action between two money
+games (an assertion), a chouette whose members all passed the box's double
+(every view of the table failed, for good), and a name with a NUL in a path
+(PostgreSQL).
 """
 
 from __future__ import annotations
@@ -25,39 +27,52 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.server.conftest import app_on
+from nard.server.app import create_app
+from nard.server.storage import Storage
+from tests.server.conftest import make_settings, seeded
+from tests.server.test_clocks import Clock
 
 PLAYERS = ("ann", "bob", "cem")
 ACTIONS = ("roll", "double", "take", "pass", "beaver", "raccoon", "accept", "reject")
 
 
 class Session:
-    """The three people, the tables they made, and what went wrong."""
+    """The three people, the tables they made, and what went wrong.
 
-    def __init__(self, app: Any, rng: random.Random) -> None:
+    The people share one client, so that the app runs on one event loop as it does
+    when served (a test client each would give each its own loop, and a request
+    waiting on another loop's work would wait for ever): each request carries its
+    sender's session cookie and CSRF token, and the client keeps no cookie."""
+
+    def __init__(self, client: TestClient, rng: random.Random, clock: Clock | None = None) -> None:
+        self.client = client
         self.rng = rng
-        self.clients: dict[str, TestClient] = {}
+        self.clock = clock
+        self.cookies: dict[str, str] = {}
         self.headers: dict[str, dict[str, str]] = {}
         self.tables: list[str] = []
         self.faults: list[str] = []
         for name in PLAYERS:
-            client = TestClient(app, raise_server_exceptions=False)
-            client.__enter__()
-            self.clients[name] = client
+            self.cookies[name] = ""
+            self.headers[name] = {}
             if name == "cem":
-                response = client.post("/api/guest", json={"name": name})
+                response = self.send(name, "POST", "/api/guest", json={"name": name})
             else:
                 body = {"username": f"{name}_r", "password": "a long password"}
-                response = client.post("/api/register", json=body)
+                response = self.send(name, "POST", "/api/register", json=body)
             assert response.status_code == 200, response.text
             self.headers[name] = {"X-CSRF-Token": response.json()["csrf_token"]}
 
-    def close(self) -> None:
-        for client in self.clients.values():
-            client.__exit__(None, None, None)
-
     def send(self, who: str, method: str, path: str, **kwargs: Any) -> Any:
-        response = self.clients[who].request(method, path, headers=self.headers[who], **kwargs)
+        self.client.cookies.clear()
+        headers = dict(self.headers[who])
+        if self.cookies[who]:
+            headers["Cookie"] = f"nard_session={self.cookies[who]}"
+        response = self.client.request(method, path, headers=headers, **kwargs)
+        given = response.cookies.get("nard_session")
+        if given:
+            self.cookies[who] = given
+        self.client.cookies.clear()
         if response.status_code >= 500:
             self.faults.append(f"{who} {method} {path} {kwargs}: {response.text[:200]}")
         return response
@@ -85,6 +100,12 @@ class Session:
         for option in ("jacoby", "beavers", "raccoons", "holland", "crawford", "cube"):
             if rng.random() < 0.15:
                 body[option] = rng.random() < 0.5
+        if kind != "chouette" and rng.random() < 0.3:
+            body["time_control"] = rng.choice(
+                ["bullet", "blitz", "standard", {"delay": 1, "reserve": 2}]
+            )
+        if kind == "person" and who != "cem" and rng.random() < 0.3:
+            body["rated"] = True
         response = self.send(who, "POST", "/api/tables", json=body)
         if response.status_code != 201:
             return
@@ -135,6 +156,11 @@ class Session:
         if step == "rematch" and response.status_code == 201:
             self.tables.append(response.json()["id"])
 
+    def wait(self, _who: str) -> None:
+        """Time passes (on the clock the test moves): delays, reserves, the away grace."""
+        if self.clock is not None:
+            self.clock.advance(self.rng.choice([1, 5, 20, 70, 400, 4000]))
+
     def look(self, who: str) -> None:
         table_id = self.some_table()
         path = self.rng.choice(
@@ -145,12 +171,14 @@ class Session:
             self.send(who, "POST", f"/api/tables/{table_id}/chat", json={"text": "سلام"})
 
 
-def run_session(app: Any, seed: int, steps: int) -> tuple[Session, list[str]]:
+def run_session(
+    client: TestClient, seed: int, steps: int, clock: Clock | None = None
+) -> tuple[Session, list[str]]:
     rng = random.Random(seed)
-    session = Session(app, rng)
+    session = Session(client, rng, clock)
     act: Callable[[str], None] = session.act
     moves: list[Callable[[str], None]] = [act] * 12
-    moves += [session.create, session.create, session.table_step, session.look]
+    moves += [session.create, session.create, session.table_step, session.look, session.wait]
     for _ in range(steps):
         rng.choice(moves)(rng.choice(PLAYERS))
     return session, session.tables
@@ -160,16 +188,25 @@ def run_session(app: Any, seed: int, steps: int) -> tuple[Session, list[str]]:
 def test_random_sessions_never_fail_and_every_table_survives_a_restart(
     database_url: str, tmp_path: Path, seed: int, caplog: pytest.LogCaptureFixture
 ) -> None:
-    app, storage = app_on(database_url, tmp_path, seed=seed)
-    with TestClient(app), caplog.at_level(logging.WARNING):
-        session, tables = run_session(app, seed, steps=700)
+    clock = Clock()
+
+    def app_at(seed: int) -> tuple[Any, Storage]:
+        storage = Storage(database_url)
+        settings = make_settings(database_url, tmp_path)
+        options = {"clock": clock}
+        return create_app(
+            settings, storage, server_seeds=seeded(seed), service_options=options
+        ), storage
+
+    app, storage = app_at(seed)
+    with TestClient(app, raise_server_exceptions=False) as client, caplog.at_level(logging.WARNING):
+        session, tables = run_session(client, seed, steps=700, clock=clock)
         states = {}
         for table_id in tables:
             for name in PLAYERS:
                 seen = session.view(name, table_id)
                 assert seen is not None, (name, table_id)
             states[table_id] = session.view("ann", table_id)
-        session.close()
     storage.close()
     assert session.faults == []
     errors = [
@@ -182,7 +219,7 @@ def test_random_sessions_never_fail_and_every_table_survives_a_restart(
     assert len(tables) >= 20
     played = [s for s in states.values() if s is not None and s["seq"] > 10]
     assert len(played) >= 5  # games were played, not only tables made
-    app, storage = app_on(database_url, tmp_path, seed=seed + 1)
+    app, storage = app_at(seed + 1)
     with TestClient(app) as client:
         for table_id, before in states.items():
             after = client.get(f"/api/tables/{table_id}").json()
