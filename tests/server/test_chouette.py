@@ -40,6 +40,22 @@ def simple(table: dict[str, Any]) -> dict[str, Any]:
     raise AssertionError(legal)
 
 
+def three_people(clients: list[TestClient]) -> tuple[str, list[dict[str, str]]]:
+    """A chouette of three people (ann, bob and cem, each on one of ``clients``): its
+    id once the two others have joined, and each one's CSRF header."""
+    headers = [guest(c, n) for c, n in zip(clients, ("ann", "bob", "cem"), strict=True)]
+    table = create(clients[0], headers[0], players=3, computers=0)
+    assert table["status"] == "waiting"
+    for c, h, name in zip(clients[1:], headers[1:], ("bob", "cem"), strict=True):
+        joined = c.post(
+            f"/api/tables/{table['id']}/join",
+            json={"invite": table["invite"], "contribution": f"{name}'s seed"},
+            headers=h,
+        )
+        assert joined.status_code == 200, joined.text
+    return table["id"], headers
+
+
 def test_a_chouette_with_the_computer_plays_games_and_rotates(
     sqlite_url: str, tmp_path: Path
 ) -> None:
@@ -89,17 +105,7 @@ def test_team_doubles_need_everyone_and_each_member_answers_the_box(
     app, storage = app_on(sqlite_url, tmp_path, seed=8)
     with TestClient(app) as ann, TestClient(app) as bob, TestClient(app) as cem:
         clients = [ann, bob, cem]
-        headers = [guest(c, n) for c, n in zip(clients, ("ann", "bob", "cem"), strict=True)]
-        table = create(ann, headers[0], players=3, computers=0)
-        tid = table["id"]
-        assert table["status"] == "waiting"
-        for c, h, name in ((bob, headers[1], "bob"), (cem, headers[2], "cem")):
-            joined = c.post(
-                f"/api/tables/{tid}/join",
-                json={"invite": table["invite"], "contribution": f"{name}'s seed"},
-                headers=h,
-            )
-            assert joined.status_code == 200, joined.text
+        tid, headers = three_people(clients)
 
         def state(i: int) -> dict[str, Any]:
             result: dict[str, Any] = clients[i].get(f"/api/tables/{tid}").json()
@@ -208,16 +214,7 @@ def test_every_member_passing_the_box_ends_the_game_and_the_table_goes_on(
     app, storage = app_on(sqlite_url, tmp_path, seed=8)
     with TestClient(app) as ann, TestClient(app) as bob, TestClient(app) as cem:
         clients = [ann, bob, cem]
-        headers = [guest(c, n) for c, n in zip(clients, ("ann", "bob", "cem"), strict=True)]
-        table = create(ann, headers[0], players=3, computers=0)
-        tid = table["id"]
-        for c, h, name in ((bob, headers[1], "bob"), (cem, headers[2], "cem")):
-            joined = c.post(
-                f"/api/tables/{tid}/join",
-                json={"invite": table["invite"], "contribution": f"{name}'s seed"},
-                headers=h,
-            )
-            assert joined.status_code == 200, joined.text
+        tid, headers = three_people(clients)
 
         def state(i: int) -> dict[str, Any]:
             response = clients[i].get(f"/api/tables/{tid}")
