@@ -9,11 +9,11 @@ hints and replays, chosen by a seeded generator, while the server's clock
 (moved by the test, never waited for) runs out delays, reserves and the away
 grace. Whatever they do, no request is answered with a server error and nothing
 is logged as one; every table stays readable by everyone, and a restarted
-server rebuilds each table from its log to the same state. Driving the API this
-way found three faults that fixed tests had missed: an action between two money
-games (an assertion), a chouette whose members all passed the box's double
-(every view of the table failed, for good), and a name with a NUL in a path
-(PostgreSQL).
+server rebuilds each table from its log to the same state. Driving the API at
+random (so, by its schema and by random WebSocket frames) found three faults
+that fixed tests had missed: an action between two money games (an assertion),
+a chouette whose members all passed the box's double (every view of the table
+failed, for good), and a name with a NUL in a path (PostgreSQL).
 """
 
 from __future__ import annotations
