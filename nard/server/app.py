@@ -29,7 +29,6 @@ import os
 import re
 import secrets
 import time
-import unicodedata
 from collections import Counter as Tally
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -95,6 +94,7 @@ from nard.server.schemas import (
     TableSummary,
     TableView,
     TimeControlSpec,
+    has_control_characters,
 )
 from nard.server.service import AnyTable, NewTable, ServiceError, TableService, Watcher
 from nard.server.settings import Settings
@@ -879,7 +879,7 @@ def create_app(
         PostgreSQL refuses a NUL in text with an error."""
         found = (
             store.player_by_username(username[:64])
-            if username and not any(unicodedata.category(c) == "Cc" for c in username)
+            if username and not has_control_characters(username)
             else None
         )
         if found is None:

@@ -40,12 +40,23 @@ __all__ = [
     "SeatView",
     "TableSummary",
     "TableView",
+    "has_control_characters",
 ]
+
+
+def _is_control(char: str) -> bool:
+    return unicodedata.category(char) == "Cc" or char in "\u2028\u2029"
+
+
+def has_control_characters(text: str) -> bool:
+    """Whether ``text`` holds a character no text field takes (C0, DEL, C1, and the
+    line and paragraph separators)."""
+    return any(_is_control(char) for char in text)
 
 
 def _no_control_characters(text: str) -> str:
     for index, char in enumerate(text):
-        if unicodedata.category(char) == "Cc" or char in "\u2028\u2029":
+        if _is_control(char):
             raise ValueError(
                 f"control character U+{ord(char):04X} at position {index + 1} is not allowed"
             )
