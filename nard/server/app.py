@@ -675,7 +675,7 @@ def create_app(
         _same_origin(request)
         await limits.hit("login", f"address:{who.address}")
         await throttle.check(body.username, who.address)
-        player = store.player_by_username(body.username, canonical_username(body.username))
+        player = store.player_by_username(body.username)
         ok = await verify_password_async(player.password_hash if player else None, body.password)
         if not ok or player is None:
             await throttle.failed(body.username, who.address)
@@ -1226,7 +1226,10 @@ def create_app(
         if message is not None:
             author = store.player(message.player_id)
             assert author is not None
-            if body.username is not None and author.username != body.username:
+            if body.username is not None and (
+                author.username is None
+                or canonical_username(author.username) != canonical_username(body.username)
+            ):
                 raise ServiceError(404, "no_such_message", "no such message of that player")
             if author.id == player.id:
                 raise ServiceError(422, "yourself", "that is you")

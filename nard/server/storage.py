@@ -60,6 +60,7 @@ from nard.server.models import (
     TableRow,
     TableSeatRow,
 )
+from nard.server.usernames import canonical_username
 
 __all__ = [
     "KEEP",
@@ -239,14 +240,15 @@ class Storage:
         with self._session() as s:
             return s.get(PlayerRow, player_id)
 
-    def player_by_username(self, username: str, key: str | None = None) -> PlayerRow | None:
-        """The account whose canonical key is ``key`` or, for accounts made before keys
+    def player_by_username(self, username: str) -> PlayerRow | None:
+        """The account called ``username`` as usernames are compared (its canonical
+        key: "ANN" finds "ann", as logging in does) or, for accounts made before keys
         (or sharing an old key), whose username is exactly ``username``."""
+        key = canonical_username(username)
         with self._session() as s:
-            if key is not None:
-                found = s.scalars(select(PlayerRow).where(PlayerRow.username_key == key)).first()
-                if found is not None:
-                    return found
+            found = s.scalars(select(PlayerRow).where(PlayerRow.username_key == key)).first()
+            if found is not None:
+                return found
             return s.scalars(select(PlayerRow).where(PlayerRow.username == username)).first()
 
     def upgrade_guest(

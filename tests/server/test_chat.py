@@ -88,6 +88,36 @@ def test_a_blocked_player_is_not_heard_and_cannot_challenge(
     storage.close()
 
 
+def test_a_player_is_named_as_usernames_are_compared(sqlite_url: str, tmp_path: Path) -> None:
+    """A profile, a block, a challenge and a report find the account whatever the case
+    or look-alike letters it is named with, as logging in does (they looked the
+    username up exactly: "/api/players/ANN" was 404 for the account "Ann")."""
+    app, storage = app_on(sqlite_url, tmp_path)
+    with TestClient(app) as ann, TestClient(app) as bob:
+        ann_h, bob_h = register(ann, "Ann"), register(bob, "bob")
+        for name in ("Ann", "ann", "ANN", "\u0410nn"):  # the last with a Cyrillic A
+            found = bob.get(f"/api/players/{name}")
+            assert found.status_code == 200, (name, found.text)
+            assert found.json()["username"] == "Ann"
+        assert bob.post("/api/players/aNN/block", headers=bob_h).status_code == 204
+        assert bob.get("/api/blocks").json()["blocked"][0]["username"] == "Ann"
+        assert bob.delete("/api/players/ANN/block", headers=bob_h).status_code == 204
+        assert bob.get("/api/blocks").json()["blocked"] == []
+        assert error_of(ann.post("/api/players/ANN/block", headers=ann_h)) == (422, "yourself")
+        body = {"opponent": "person", "match_length": 1, "username": "ANN"}
+        challenge = bob.post("/api/challenges", json=body, headers=bob_h)
+        assert challenge.status_code == 201, challenge.text
+        tid = challenge.json()["id"]
+        join(challenge.json(), ann, ann_h)
+        rude = _say(ann, ann_h, tid, "something rude").json()
+        report = {"username": "ANN", "reason": "insults", "message_id": rude["id"]}
+        assert bob.post("/api/reports", json=report, headers=bob_h).status_code == 201
+        by_name = {**report, "message_id": None}
+        assert bob.post("/api/reports", json=by_name, headers=bob_h).status_code == 201
+        assert [r.reason for r in storage.reports()] == ["insults", "insults"]
+    storage.close()
+
+
 def test_reports_keep_the_message(sqlite_url: str, tmp_path: Path) -> None:
     app, storage = app_on(sqlite_url, tmp_path)
     with TestClient(app) as ann, TestClient(app) as bob:
