@@ -22,11 +22,17 @@ p95 under 50 ms with 20 guests, on SQLite and on PostgreSQL.
     python bench/server_load.py --postgres postgresql+psycopg://postgres@127.0.0.1/postgres
     python bench/server_load.py --processes 2 --baseline HEAD
     python bench/server_load.py --processes 2 --baseline HEAD --watch
+    python bench/server_load.py --games 20 --actions 200 --baseline eb7c044 --cpus 1.5
 
 With ``--watch`` each guest also has its table open in a WebSocket, as the page
 does, on the next process: the players' sockets on other processes than their
 requests (a load balancer without sticky sessions), so that every commit is
 announced on Redis; without it a table is played and watched by nobody else.
+
+With ``--cpus N`` the whole run (both trees' servers, their engine workers and
+the load generator) gets N cores' worth of CPU time through a cgroup quota:
+a machine whose speed drifts from hour to hour made slower on purpose, so that
+a figure at the speed an issue was filed at can be measured at any hour.
 """
 
 from __future__ import annotations
@@ -287,6 +293,51 @@ def cpu_seconds(pid: int) -> float:
     return sum(stats[p][1] for p in tree if p in stats) / os.sysconf("SC_CLK_TCK")
 
 
+@contextlib.contextmanager
+def cpu_quota(cpus: float | None) -> Iterator[None]:
+    """Run what follows (this process and every process it starts: the servers, their
+    engine workers, the load generator) within ``cpus`` cores' worth of CPU time, a
+    Linux cgroup's CFS quota over a 1 ms period (cgroup v2's ``cpu.max`` or v1's
+    ``cpu.cfs_quota_us``): the machine made slower, the same for both trees, to
+    measure at a chosen speed rather than whatever speed the machine has that hour.
+    Needs write access to the cgroup file system (root); None: no quota."""
+    if cpus is None:
+        yield
+        return
+    period = 1000
+    quota = max(1000, round(cpus * period))
+    name = f"nard-bench-{os.getpid()}"
+    root = Path("/sys/fs/cgroup")
+    lines = Path("/proc/self/cgroup").read_text().splitlines()
+    if (root / "cgroup.controllers").exists():  # v2: "0::/path"
+        home = root / next(x for x in lines if x.startswith("0::")).split(":", 2)[2].lstrip("/")
+        group, limit = home / name, [("cpu.max", f"{quota} {period}")]
+    else:  # v1: "N:cpu,cpuacct:/path"
+        line = next(x for x in lines if "cpu" in x.split(":")[1].split(","))
+        home = root / "cpu" / line.split(":", 2)[2].lstrip("/")
+        group = home / name
+        limit = [("cpu.cfs_period_us", str(period)), ("cpu.cfs_quota_us", str(quota))]
+    try:
+        group.mkdir()
+        for file, value in limit:
+            (group / file).write_text(value)
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            group.rmdir()
+        sys.exit(f"server_load.py: cannot set a CPU quota in {group}: {exc}")
+    try:
+        yield
+    finally:
+        (home / "cgroup.procs").write_text(str(os.getpid()))
+        for _ in range(50):  # the servers' last processes may take a moment to leave
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
 def core_sets(processes: int, cores_each: int | None) -> list[set[int] | None]:
     """The cores each server process (and its engine worker) is confined to: ``cores_each``
     distinct cores of this machine per process, or no confinement."""
@@ -431,9 +482,21 @@ def main(argv: list[str] | None = None) -> int:
         "page behind a load balancer that does not keep a player on one process): with "
         "several processes every commit is then announced on Redis",
     )
+    parser.add_argument(
+        "--cpus",
+        type=float,
+        default=None,
+        help="run everything within this many cores' worth of CPU time (a cgroup quota; "
+        "needs root): the machine made slower, to measure nearer a chosen speed (the "
+        "baseline's actions/s in the same run tell which; on 2026-12-07 with 1.5 on this "
+        "2-core machine eb7c044 made 145-152 actions/s on SQLite, inside the range issue "
+        "27 was filed at)",
+    )
     args = parser.parse_args(argv)
     where = "PostgreSQL" if args.postgres else "SQLite"
     confined = f", {args.cores_each} core(s) per server process" if args.cores_each else ""
+    if args.cpus:
+        confined += f", within {args.cpus:g} cores' worth of CPU time"
     if args.watch:
         confined += ", each guest watching its table on the next process"
     print(
@@ -443,6 +506,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, list[Result]] = {}
     with contextlib.ExitStack() as stack:
         baseline = stack.enter_context(worktree(args.baseline)) if args.baseline else None
+        stack.enter_context(cpu_quota(args.cpus))
         for _ in range(args.rounds):
             runs = [(f"this tree, {args.processes} process(es)", REPO, args.processes)]
             if baseline is not None:
