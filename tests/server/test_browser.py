@@ -850,6 +850,25 @@ def test_a_match_against_the_computer_is_abandoned_in_the_page(
     assert errors == []
 
 
+def test_a_match_ended_before_any_move_has_nothing_to_replay(
+    base_url: str, browser: Browser
+) -> None:
+    """Ended while the dice waited for contributions, the match has no step: the
+    replay buttons tell so (they read step -1 of an empty list and the page threw
+    "Cannot read properties of undefined (reading 'board')", found by random clicks)."""
+    page, errors = new_page(browser)
+    start_as_guest(page, base_url, "Rumi")
+    page.fill("input[name=match_length]", "3")
+    page.click("#start")
+    page.wait_for_selector("#contribution")
+    page.click("button[data-action=end_session]")
+    page.wait_for_selector("#replay")
+    for action in ("replay_back", "replay_forward", "replay_back"):
+        page.click(f"button[data-action={action}]")
+        expect(page.locator("#replay-step")).to_have_text("Nothing to replay: no move was made")
+    assert errors == []
+
+
 def test_no_button_sends_twice(base_url: str, browser: Browser) -> None:
     """A double click on the result panel's Next game started the next game and then
     sent again (a 409 shown as an error); every button now waits for its answer."""

@@ -1244,7 +1244,7 @@ async function tableView(id) {
       ...(isChouette() ? ["json"] : ["mat", "sgf", "json"]).map((fmt) => h("a", { href: `/api/tables/${table.id}/record.${fmt}`, download: true, dir: "ltr", text: fmt.toUpperCase() })));
     const replay = table.status === "finished" ? h("div", { id: "replay" },
       h("button", { "data-action": "replay_back", onclick: () => stepReplay(-1), text: t("step_back") }),
-      h("span", { id: "replay-step", text: replayAt === null ? t("replay") : `${num(replayAt + 1)} / ${num(steps.length)}` }),
+      h("span", { id: "replay-step", text: replayAt === null ? t(steps && !steps.length ? "replay_nothing" : "replay") : `${num(replayAt + 1)} / ${num(steps.length)}` }),
       h("button", { "data-action": "replay_forward", onclick: () => stepReplay(1), text: t("step_forward") })) : null;
     const scrolled = $("#history", side);
     const following = !scrolled || scrolled.scrollTop + scrolled.clientHeight >= scrolled.scrollHeight - 4;
@@ -1453,6 +1453,7 @@ async function tableView(id) {
   async function stepReplay(delta) {
     try {
       if (!steps) steps = (await api("GET", `/api/tables/${table.id}/replay`)).steps;
+      if (!steps.length) { replayAt = null; render(); return; } // ended before any move
       if (!Number.isFinite(delta)) replayAt = delta > 0 ? steps.length - 1 : 0;
       else replayAt = replayAt === null ? (delta > 0 ? 0 : steps.length - 1) : Math.min(steps.length - 1, Math.max(0, replayAt + delta));
       render();
