@@ -90,6 +90,14 @@ def _build_parser() -> argparse.ArgumentParser:
     add_worker_options(
         sub.add_parser("worker", help="make the analyses the web app queues (see nard serve)")
     )
+    from nard.cli.serve import add_reports_options
+
+    add_reports_options(
+        sub.add_parser(
+            "reports",
+            help="the players' reports to the moderators, newest first (the server's database)",
+        )
+    )
     ubgi = sub.add_parser(
         "ubgi",
         help="serve as an engine on stdin/stdout: the Universal Backgammon Interface v0.2",
@@ -429,6 +437,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             opts = {k: getattr(args, k) for k in ("database_url", "data_dir", "redis_url")}
             opts["queue_path"] = args.queue_path
             return cmd_worker(opts, args.workers, args.parent, args.stale_after)
+        if args.command == "reports":
+            from nard.cli.serve import cmd_reports
+
+            opts = {k: getattr(args, k) for k in ("database_url", "data_dir")}
+            return cmd_reports(opts, args.limit, args.json)
         if args.command == "rollout":
             from nard.cli.rollout import cmd_rollout
 

@@ -13,7 +13,14 @@ from typing import Any
 
 from nard.core import NardError
 
-__all__ = ["add_serve_options", "add_worker_options", "cmd_serve", "cmd_worker"]
+__all__ = [
+    "add_reports_options",
+    "add_serve_options",
+    "add_worker_options",
+    "cmd_reports",
+    "cmd_serve",
+    "cmd_worker",
+]
 
 
 def add_serve_options(parser: argparse.ArgumentParser) -> None:
@@ -78,6 +85,97 @@ def cmd_worker(
     if stale_after is not None and stale_after <= 0:
         raise NardError(f"--stale-after {stale_after}: give a number of seconds above 0")
     run_worker(where, workers, parent, stale_after or STALE_AFTER)
+    return 0
+
+
+def add_reports_options(parser: argparse.ArgumentParser) -> None:
+    """``nard reports``: the server's database (as ``nard serve``), how many, the format."""
+    from nard.server.settings import SETTINGS
+
+    for spec in SETTINGS:
+        if spec.name in ("database_url", "data_dir"):
+            _option(parser, spec)
+    parser.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="the N newest (default 50)"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON document")
+
+
+def cmd_reports(options: dict[str, Any], limit: int, as_json: bool) -> int:
+    """The reports players made to the moderators, newest first: who reported whom,
+    when, why, at which table, and the chat message as it was when reported."""
+    import json
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from nard.server import Settings
+    from nard.server.storage import Storage, aware
+
+    if limit < 1:
+        raise NardError(f"--limit {limit}: give 1 or more")
+    try:
+        settings = Settings.from_env(**{k: v for k, v in options.items() if v is not None})
+    except ValueError as exc:
+        raise NardError(str(exc)) from None
+    url = make_url(settings.database_url)
+    shown = _shown(settings.database_url)
+    file = url.database if url.get_backend_name() == "sqlite" else None
+    if file and file != ":memory:" and not Path(file).is_file():  # reading must not create it
+        raise NardError(f"no database at {file} (is that the server's data directory?)")
+    try:
+        storage = Storage(settings.database_url)
+    except SQLAlchemyError as exc:
+        first = str(exc).splitlines()[0]
+        raise NardError(f"cannot open the database {shown!r}: {first}") from None
+    try:
+        rows = []
+        names: dict[int, str] = {}
+
+        def name(player_id: int) -> str:
+            if player_id not in names:
+                player = storage.player(player_id)
+                names[player_id] = (
+                    f"player {player_id}"
+                    if player is None
+                    else player.username or f"{player.display_name} (guest {player_id})"
+                )
+            return names[player_id]
+
+        try:
+            reports = storage.reports(limit)
+        except SQLAlchemyError as exc:  # not nard's database, or one no server has opened yet
+            first = str(exc).splitlines()[0]
+            raise NardError(f"cannot read the reports in {shown!r}: {first}") from None
+        for report in reports:
+            rows.append(
+                {
+                    "id": report.id,
+                    "at": (aware(report.created_at) or report.created_at).isoformat(
+                        timespec="seconds"
+                    ),
+                    "reporter": name(report.reporter_id),
+                    "reported": name(report.reported_id),
+                    "reason": report.reason,
+                    "table_id": report.table_id,
+                    "message": report.message_text,
+                }
+            )
+    finally:
+        storage.close()
+    if as_json:
+        print(json.dumps({"database": shown, "reports": rows}, ensure_ascii=False, indent=2))
+        return 0
+    if not rows:
+        print(f"no reports in {shown}")
+    for row in rows:
+        where = f" at table {row['table_id']}" if row["table_id"] else ""
+        said = f": {json.dumps(row['message'], ensure_ascii=False)}" if row["message"] else ""
+        print(
+            f"#{row['id']} {row['at']} {row['reporter']} reported {row['reported']}{where}"
+            f" ({json.dumps(row['reason'], ensure_ascii=False)}){said}"
+        )
     return 0
 
 

@@ -3,11 +3,14 @@ delivered on the sockets, blocks, reports, length and rate limits."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
+from nard.cli.main import main
 from nard.server import create_app
 from nard.server.storage import Storage
 from tests.server.conftest import app_on, make_settings, seeded
@@ -141,6 +144,54 @@ def test_reports_keep_the_message(sqlite_url: str, tmp_path: Path) -> None:
             "insults",
         )
     storage.close()
+
+
+def test_the_moderators_read_the_reports_with_nard_reports(
+    database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``nard reports`` lists what players reported, newest first, on either database
+    (they were stored and nothing read them but SQL)."""
+    app, storage = app_on(database_url, tmp_path)
+    with TestClient(app) as ann, TestClient(app) as bob:
+        ann_h, bob_h = register(ann, "ann"), register(bob, "bob")
+        table = new_table(ann, ann_h, opponent="person", match_length=3)
+        join(table, bob, bob_h)
+        rude = _say(bob, bob_h, table["id"], 'سلام "rude"').json()
+        body = {"reason": "insults", "message_id": rude["id"]}
+        assert ann.post("/api/reports", json=body, headers=ann_h).status_code == 201
+        body = {"reason": "cheating?", "username": "ann"}
+        assert bob.post("/api/reports", json=body, headers=bob_h).status_code == 201
+    storage.close()
+    assert main(["reports", "--database-url", database_url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("#2 ") and 'bob reported ann ("cheating?")' in lines[0]
+    assert f'ann reported bob at table {table["id"]} ("insults"): "سلام \\"rude\\""' in lines[1]
+    assert main(["reports", "--database-url", database_url, "--json", "--limit", "1"]) == 0
+    [only] = json.loads(capsys.readouterr().out)["reports"]
+    assert (only["reporter"], only["reported"], only["message"]) == ("bob", "ann", None)
+    assert main(["reports", "--database-url", database_url, "--limit", "0"]) == 2
+    assert capsys.readouterr().err.startswith("nard: error: --limit 0")
+
+
+def test_nard_reports_does_not_make_a_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "none" / "nard.db"
+    assert main(["reports", "--database-url", f"sqlite:///{missing}"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"nard: error: no database at {missing} (is that the server's data directory?)"
+    )
+    assert not missing.parent.exists()
+    made = tmp_path / "nard.db"
+    made.touch()  # not (yet) nard's database: an error that says so
+    assert main(["reports", "--data-dir", str(tmp_path)]) == 2
+    assert "cannot read the reports in " in capsys.readouterr().err
+    storage = Storage(f"sqlite:///{made}")
+    storage.migrate()
+    storage.close()
+    assert main(["reports", "--data-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith("no reports in sqlite:///")
 
 
 def test_chat_has_a_rate_limit(sqlite_url: str, tmp_path: Path) -> None:
