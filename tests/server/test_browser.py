@@ -869,6 +869,26 @@ def test_a_match_ended_before_any_move_has_nothing_to_replay(
     assert errors == []
 
 
+def test_an_open_seat_is_named_in_the_page_language(base_url: str, browser: Browser) -> None:
+    """The seat waiting for an opponent was shown as the server's "open seat", in
+    English, at the table and in the list of one's matches of a Persian page."""
+    page, errors = new_page(browser, locale="fa-IR")
+    start_as_guest(page, base_url, "Sara")
+    page.select_option("select[name=opponent]", "person")
+    page.fill("input[name=match_length]", "3")
+    page.click("#start")
+    contribute(page)
+    page.wait_for_selector("#invite-link")
+    expect(page.locator("#score")).to_contain_text("صندلی خالی")
+    assert "open seat" not in page.inner_text("body")
+    page.click("button[data-action=end_session]")  # nobody came
+    page.wait_for_selector("#replay")
+    page.goto(base_url + "/archive")
+    expect(page.locator("#main")).to_contain_text("Sara — صندلی خالی")
+    assert "open seat" not in page.inner_text("body")
+    assert errors == []
+
+
 def test_no_button_sends_twice(base_url: str, browser: Browser) -> None:
     """A double click on the result panel's Next game started the next game and then
     sent again (a 409 shown as an error); every button now waits for its answer."""

@@ -370,7 +370,7 @@ function cubeAdvice(action) {
 }
 
 // A seat's player as the page names it: the computer as "nard (level)" in the page's language.
-const playerName = (seat) => (seat.kind === "computer" && seat.level ? t("computer_seat", { level: t(`level_${seat.level}`) }) : seat.name);
+const playerName = (seat) => (seat.kind === "computer" && seat.level ? t("computer_seat", { level: t(`level_${seat.level}`) }) : seat.kind === "open" ? t("seat_open") : seat.name);
 
 // -- the table --------------------------------------------------------------------
 
