@@ -241,15 +241,16 @@ class Storage:
             return s.get(PlayerRow, player_id)
 
     def player_by_username(self, username: str) -> PlayerRow | None:
-        """The account called ``username`` as usernames are compared (its canonical
-        key: "ANN" finds "ann", as logging in does) or, for accounts made before keys
-        (or sharing an old key), whose username is exactly ``username``."""
-        key = canonical_username(username)
+        """The account whose username is exactly ``username``, else the one called so
+        as usernames are compared (its canonical key: "ANN" finds "ann"). The exact
+        name first: of two accounts made before keys whose keys collide, only the
+        older has the key (migration 0002), and the newer is found by its own name."""
         with self._session() as s:
-            found = s.scalars(select(PlayerRow).where(PlayerRow.username_key == key)).first()
+            found = s.scalars(select(PlayerRow).where(PlayerRow.username == username)).first()
             if found is not None:
                 return found
-            return s.scalars(select(PlayerRow).where(PlayerRow.username == username)).first()
+            key = canonical_username(username)
+            return s.scalars(select(PlayerRow).where(PlayerRow.username_key == key)).first()
 
     def upgrade_guest(
         self, player_id: int, username: str, password_hash: str, *, username_key: str | None = None

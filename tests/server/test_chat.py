@@ -121,6 +121,27 @@ def test_a_player_is_named_as_usernames_are_compared(sqlite_url: str, tmp_path: 
     storage.close()
 
 
+def test_accounts_from_before_keys_keep_their_own_names(sqlite_url: str, tmp_path: Path) -> None:
+    """Two accounts made before usernames had keys, "Ann" and "ann": the migration gave
+    the key to the older; the newer signs in, and is found, by its own exact name."""
+    from nard.server.app import _hasher
+
+    app, storage = app_on(sqlite_url, tmp_path)
+    with TestClient(app) as ann, TestClient(app) as newer:
+        register(ann, "Ann")
+        storage.create_player("ann", "ann", _hasher.hash("another secret"), username_key=None)
+        login = newer.post("/api/login", json={"username": "ann", "password": "another secret"})
+        assert login.status_code == 200, login.text
+        assert newer.get("/api/players/ann").json()["username"] == "ann"
+        assert newer.get("/api/players/Ann").json()["username"] == "Ann"
+        assert newer.get("/api/players/ANN").json()["username"] == "Ann"  # by the key
+        login = ann.post(
+            "/api/login", json={"username": "ANN", "password": "correct horse battery"}
+        )
+        assert login.status_code == 200, login.text
+    storage.close()
+
+
 def test_reports_keep_the_message(sqlite_url: str, tmp_path: Path) -> None:
     app, storage = app_on(sqlite_url, tmp_path)
     with TestClient(app) as ann, TestClient(app) as bob:
