@@ -963,7 +963,12 @@ def create_app(
                 response.status_code = 200
                 return result_json(row)
         player = await acting(who, "analysis")
-        record = write_json(table.record())
+        match = table.record()
+        if not any(game.actions for game in match.games):
+            raise ServiceError(
+                409, "nothing_to_analyse", "the match ended before any move: nothing to analyse"
+            )
+        record = write_json(match)
         row = store.queue_analysis(table.id, body.plies, player.id, record)
         analysis_queue.enqueue(row.id, record, body.plies)
         return result_json(row)

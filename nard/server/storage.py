@@ -1002,7 +1002,9 @@ class Storage:
 
     def error_rates_of(self, player_id: int, limit: int = 50) -> list[float]:
         """The player's overall error rate (mEMG) in each of its last ``limit`` analysed
-        matches (the deepest analysis of each), from its seat in the analysis."""
+        matches (the deepest analysis of each), from its seat in the analysis. A match
+        in which the player had no decision to make counts for nothing (its rate of 0
+        made the average look better for every such match analysed)."""
         with self._session() as s:
             rows = s.execute(
                 select(AnalysisRow.table_id, AnalysisRow.plies, AnalysisRow.result, _seats.c.seat)
@@ -1018,8 +1020,12 @@ class Storage:
         deepest: dict[str, tuple[int, float]] = {}
         for table_id, plies, result, seat in rows:
             try:
-                rate = float(result["players"][seat]["error_rate"])
+                mine = result["players"][seat]
+                rate = float(mine["error_rate"])
+                decided = int(mine["unforced_moves"]) + int(mine["cube_decisions"])
             except (KeyError, IndexError, TypeError, ValueError):
+                continue
+            if not decided:
                 continue
             if table_id not in deepest or plies > deepest[table_id][0]:
                 deepest[table_id] = (plies, rate)

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from nard.server.jobs import AnalysisQueue, QueueSettings, queue_for, run_job, worker_command
 from tests.server.conftest import app_on, make_settings
 from tests.server.helpers import guest, new_table, play_until
+from tests.server.test_ratings import error_of, register
 
 
 def _finished(client: TestClient, headers: dict[str, str]) -> dict[str, Any]:
@@ -94,6 +95,37 @@ def test_only_a_finished_match_is_analysed(client: TestClient) -> None:
     assert client.post("/api/tables/nope/analyses", json={}, headers=headers).status_code == 404
     anonymous = TestClient(client.app)
     assert anonymous.post(url, json={"plies": 0}).status_code in (401, 403)
+
+
+def test_a_match_ended_before_any_move_is_not_analysed_nor_averaged(client: TestClient) -> None:
+    """Analysing a match ended while the dice waited for contributions made an analysis
+    of nothing whose error rate of 0 went into the player's average: each such match
+    made the profile's average look better. Now the API refuses it (409), and an
+    analysis in which the player had no decision counts for nothing."""
+    headers = register(client, "ann")
+    empty = new_table(client, headers, match_length=3, contribution=None)
+    assert client.post(f"/api/tables/{empty['id']}/end", headers=headers).status_code == 200
+    url = f"/api/tables/{empty['id']}/analyses"
+    assert error_of(client.post(url, json={"plies": 0}, headers=headers)) == (
+        409,
+        "nothing_to_analyse",
+    )
+    assert _queue(client).pending() == 0
+    # One made before the API refused them (by the storage, as the API did), done:
+    storage = client.app.state.storage  # type: ignore[attr-defined]
+    record = client.get(f"/api/tables/{empty['id']}/record.json").text
+    row = storage.queue_analysis(empty["id"], 0, None, record)
+    _queue(client).enqueue(row.id, record, 0)
+    assert _queue(client).run_one()
+    assert client.get(url).json()["analyses"][0]["status"] == "done"
+    profile = client.get("/api/players/ann").json()
+    assert (profile["average_error_rate"], profile["analysed_matches"]) == (None, 0)
+    # A match played and analysed counts.
+    played = _finished(client, headers)
+    client.post(f"/api/tables/{played['id']}/analyses", json={"plies": 0}, headers=headers)
+    assert _queue(client).run_one()
+    profile = client.get("/api/players/ann").json()
+    assert profile["analysed_matches"] == 1 and profile["average_error_rate"] is not None
 
 
 def test_a_failed_job_says_why(client: TestClient) -> None:

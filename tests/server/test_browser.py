@@ -866,6 +866,7 @@ def test_a_match_ended_before_any_move_has_nothing_to_replay(
     for action in ("replay_back", "replay_forward", "replay_back"):
         page.click(f"button[data-action={action}]")
         expect(page.locator("#replay-step")).to_have_text("Nothing to replay: no move was made")
+    assert page.locator("#analysis").count() == 0  # nothing to analyse either
     assert errors == []
 
 

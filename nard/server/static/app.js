@@ -1329,6 +1329,7 @@ async function tableView(id) {
   // -- analysis: queued on the server, made by a worker, shown here ---------------
   function analysisSection() {
     if (table.status !== "finished" || isChouette()) return "";
+    if (!table.game && !table.results.length) return ""; // ended before any move
     if (analyses === null) { loadAnalyses(); return h("section", { id: "analysis" }, h("h3", { text: t("analysis") })); }
     const latest = analyses[0] || null;
     const done = analyses.find((a) => a.status === "done") || null;
