@@ -27,7 +27,10 @@ from typing import Any
 from nard.cli.ubgi import ubgi_move
 from nard.core.errors import NardError
 from nard.core.position import Position
-from nard.engine.cube import CubeContext, CubeOwner
+from nard.engine.cube import MAX_MATCH_LENGTH, CubeContext, CubeOwner
+
+MAX_CUBE = 2**15
+"""The largest cube a board line may hold (gnubg's own limit is far below it)."""
 
 __all__ = ["FibsBoard", "answer", "cmd_external", "parse_fibs_board", "serve_gnubg"]
 
@@ -75,6 +78,7 @@ def parse_fibs_board(line: str) -> FibsBoard:
         dice = (rest[3], rest[4])
     cube, positive_may, negative_may, doubled = rest[5], rest[6], rest[7], rest[8]
     crawford = bool(rest[19]) if len(rest) > 19 else False
+    _check_numbers(line, length, (score, opponent_score), dice, cube)
     mover_may, other_may = (
         (positive_may, negative_may) if positive_moves else (negative_may, positive_may)
     )
@@ -96,6 +100,24 @@ def parse_fibs_board(line: str) -> FibsBoard:
     except (NardError, ValueError) as exc:
         raise FibsBoardError(f"{exc} in {line.strip()[:80]!r}") from None
     return FibsBoard(position, dice, context, bool(doubled))
+
+
+def _check_numbers(
+    line: str, length: int, score: tuple[int, int], dice: tuple[int, int] | None, cube: int
+) -> None:
+    """The match length, score, dice and cube of a board line are ones a game can have
+    (the engine took a die of 7 or a score of 600,000 and failed deep inside)."""
+    problem = None
+    if not 0 <= length <= MAX_MATCH_LENGTH:
+        problem = f"match length {length} (0, money, or 1-{MAX_MATCH_LENGTH})"
+    elif any(s < 0 or (length and s >= length) for s in score):
+        problem = f"score {score[0]}-{score[1]} in a {length}-point match"
+    elif dice is not None and not all(1 <= d <= 6 for d in dice):
+        problem = f"dice {dice[0]}-{dice[1]}"
+    elif cube > 1 and (cube & (cube - 1) or cube > MAX_CUBE):
+        problem = f"cube {cube} (a power of 2 up to {MAX_CUBE})"
+    if problem is not None:
+        raise FibsBoardError(f"a FIBS board with no game's {problem}: {line.strip()[:80]!r}")
 
 
 def answer(board: FibsBoard, engine: Any) -> str:

@@ -5,6 +5,7 @@ replaying gnubg's own ``.mat`` export through nard's rules."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import threading
@@ -98,3 +99,37 @@ def test_a_board_line_is_read_from_the_side_on_move() -> None:
     for bad in ("hello", "board:a:b:x:0:0", "board:a:b:" + ":".join(["99"] * 50)):
         with pytest.raises(FibsBoardError):
             parse_fibs_board(bad)
+
+
+BOARD = (
+    "board:nard:gnubg:5:1:3:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:"
+    "1:3:1:0:0:1:1:1:0:1:-1:0:25:0:0:0:0:0:0:0:0"
+)
+"""A 5-point match at 1-3, the opening position, 3-1 to play: fields 3-5 the length and
+score, 33-34 the dice, 37 the cube."""
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        (34, "7", "dice 3-7"),  # a die of 7 failed in the engine (InvalidDiceError)
+        (33, "-1", "dice -1-1"),
+        (3, "65", "match length 65"),
+        (3, "-3", "match length -3"),
+        (4, "5", "score 5-3 in a 5-point match"),  # a score beyond the table: ValueError
+        (5, "-1", "score 1--1"),
+        (37, "3", "cube 3"),
+        (37, str(2**16), "cube 65536"),
+    ],
+)
+def test_a_board_line_with_numbers_no_game_has_is_refused(
+    field: int, value: str, problem: str
+) -> None:
+    """Found by mutating board lines: each of these reached the engine and failed there,
+    a NardError ending the session or a ValueError with a traceback."""
+    board = parse_fibs_board(BOARD)
+    assert (board.dice, board.context.match_length, board.context.cube) == ((3, 1), 5, 1)
+    fields = BOARD.split(":")
+    fields[field] = value
+    with pytest.raises(FibsBoardError, match=f"no game's {re.escape(problem)}"):
+        parse_fibs_board(":".join(fields))
