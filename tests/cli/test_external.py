@@ -125,8 +125,9 @@ score, 33-34 the dice, 37 the cube."""
 def test_a_board_line_with_numbers_no_game_has_is_refused(
     field: int, value: str, problem: str
 ) -> None:
-    """Found by mutating board lines: each of these reached the engine and failed there,
-    a NardError ending the session or a ValueError with a traceback."""
+    """Found by mutating board lines, each was taken as a game: the dice and the scores
+    failed in the engine (a NardError that ended the session, a ValueError with a
+    traceback), the rest were judged at a cube or match length no game has."""
     board = parse_fibs_board(BOARD)
     assert (board.dice, board.context.match_length, board.context.cube) == ((3, 1), 5, 1)
     fields = BOARD.split(":")
