@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nard.core import NardError
+
+if TYPE_CHECKING:
+    from nard.server.settings import Settings
 
 __all__ = [
     "add_reports_options",
@@ -68,15 +71,11 @@ def cmd_worker(
     options: dict[str, Any], workers: int, parent: int | None, stale_after: float | None = None
 ) -> int:
     """Make queued analyses until interrupted (docs/analysis.md, "In the page")."""
-    from nard.server import Settings
     from nard.server.jobs import STALE_AFTER, queue_for, run_worker
 
     if workers < 1:
         raise NardError(f"--workers {workers}: give 1 or more")
-    try:
-        settings = Settings.from_env(**{k: v for k, v in options.items() if v is not None})
-    except ValueError as exc:
-        raise NardError(str(exc)) from None
+    settings = _settings(options)
     where = queue_for(settings)
     print(
         f"nard: analysis worker on {where.place} (database {_shown(settings.database_url)})",
@@ -110,15 +109,11 @@ def cmd_reports(options: dict[str, Any], limit: int, as_json: bool) -> int:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import SQLAlchemyError
 
-    from nard.server import Settings
     from nard.server.storage import Storage, aware
 
     if limit < 1:
         raise NardError(f"--limit {limit}: give 1 or more")
-    try:
-        settings = Settings.from_env(**{k: v for k, v in options.items() if v is not None})
-    except ValueError as exc:
-        raise NardError(str(exc)) from None
+    settings = _settings(options)
     url = make_url(settings.database_url)
     shown = _shown(settings.database_url)
     file = url.database if url.get_backend_name() == "sqlite" else None
@@ -185,14 +180,11 @@ def cmd_serve(options: dict[str, Any]) -> int:
     import uvicorn
     from sqlalchemy.exc import SQLAlchemyError
 
-    from nard.server import Settings, create_app
+    from nard.server import create_app
     from nard.server.logs import configure_logging
     from nard.server.thinking import settle_memory
 
-    try:
-        settings = Settings.from_env(**{k: v for k, v in options.items() if v is not None})
-    except ValueError as exc:
-        raise NardError(str(exc)) from None
+    settings = _settings(options)
     configure_logging(settings.log_format, settings.log_level)
     try:
         app = create_app(settings)
@@ -258,6 +250,17 @@ def _run(uvicorn: Any, app: Any, settings: Any) -> None:
         proxy_headers=settings.trust_proxy,
         server_header=False,  # no product and version for scanners to match
     )
+
+
+def _settings(options: dict[str, Any]) -> Settings:
+    """The server's settings from the options given (None: not given) and the
+    environment; a bad value is a :class:`NardError` that names it."""
+    from nard.server import Settings
+
+    try:
+        return Settings.from_env(**{k: v for k, v in options.items() if v is not None})
+    except ValueError as exc:
+        raise NardError(str(exc)) from None
 
 
 def _shown(url: str) -> str:

@@ -185,6 +185,20 @@ def start_as_guest(page: Page, base_url: str, name: str) -> None:
     page.wait_for_selector(f"#who:has-text('{name}')")
 
 
+def start_match(
+    page: Page, base_url: str, name: str, length: int, opponent: str = "computer"
+) -> None:
+    """``name`` signs in as a guest and starts a match to ``length`` points (0: money)
+    against ``opponent`` (``computer`` or ``person``); the dice wait for the
+    contribution."""
+    start_as_guest(page, base_url, name)
+    if opponent != "computer":
+        page.select_option("select[name=opponent]", opponent)
+    page.fill("input[name=match_length]", str(length))
+    page.click("#start")
+    page.wait_for_selector("#contribution")
+
+
 def match_against_the_computer(page: Page, base_url: str, name: str, length: int) -> str:
     """``name`` signs in as a guest and starts a match to ``length`` points against the
     computer (0: money), giving the contribution the page made; returns it."""

@@ -36,6 +36,7 @@ from tests.server.browser import (
     served,
     settle,
     start_as_guest,
+    start_match,
     take_turn,
 )
 from tests.server.conftest import NO_LIMITS
@@ -857,10 +858,7 @@ def test_a_match_ended_before_any_move_has_nothing_to_replay(
     replay buttons tell so (they read step -1 of an empty list and the page threw
     "Cannot read properties of undefined (reading 'board')", found by random clicks)."""
     page, errors = new_page(browser)
-    start_as_guest(page, base_url, "Rumi")
-    page.fill("input[name=match_length]", "3")
-    page.click("#start")
-    page.wait_for_selector("#contribution")
+    start_match(page, base_url, "Rumi", 3)
     page.click("button[data-action=end_session]")
     page.wait_for_selector("#replay")
     for action in ("replay_back", "replay_forward", "replay_back"):
@@ -874,10 +872,7 @@ def test_an_open_seat_is_named_in_the_page_language(base_url: str, browser: Brow
     """The seat waiting for an opponent was shown as the server's "open seat", in
     English, at the table and in the list of one's matches of a Persian page."""
     page, errors = new_page(browser, locale="fa-IR")
-    start_as_guest(page, base_url, "Sara")
-    page.select_option("select[name=opponent]", "person")
-    page.fill("input[name=match_length]", "3")
-    page.click("#start")
+    start_match(page, base_url, "Sara", 3, opponent="person")
     contribute(page)
     page.wait_for_selector("#invite-link")
     expect(page.locator("#score")).to_contain_text("صندلی خالی")
