@@ -24,7 +24,7 @@ from playwright.sync_api import Page
 
 from tests.server.browser import launched_browser, new_page, served_nard, take_turn
 
-STEPS = int(os.environ.get("NARD_MONKEY_STEPS", "70"))
+STEPS = int(os.environ.get("NARD_MONKEY_STEPS", "50"))
 SEED = int(os.environ.get("NARD_MONKEY_SEED", "0"))
 
 TEXTS = [
