@@ -1231,10 +1231,8 @@ def create_app(
         if message is not None:
             author = store.player(message.player_id)
             assert author is not None
-            if body.username is not None and (
-                author.username is None
-                or canonical_username(author.username) != canonical_username(body.username)
-            ):
+            named = store.player_by_username(body.username) if body.username else None
+            if body.username is not None and (named is None or named.id != author.id):
                 raise ServiceError(404, "no_such_message", "no such message of that player")
             if author.id == player.id:
                 raise ServiceError(422, "yourself", "that is you")
