@@ -79,7 +79,7 @@ def _weight(candidate: dict[str, Any]) -> float:
     return {"label": 0.3, "a": 0.5, "input": 1, "select": 1}.get(candidate["tag"], 3)
 
 
-def _step(page: Page, base: str, rng: random.Random, touch: bool) -> str:
+def _step(page: Page, rng: random.Random, touch: bool) -> str:
     """One random thing done to the page; what it was."""
     roll = rng.random()
     if not page.locator("#table").count():
@@ -179,7 +179,7 @@ def test_random_clicks_taps_and_keys_break_nothing(
                 if not page.url.startswith(base):
                     page.goto(base + "/")
                 try:
-                    done.append(f"{n} {page.url[len(base) :]} {_step(page, base, rng, touch)}")
+                    done.append(f"{n} {page.url[len(base) :]} {_step(page, rng, touch)}")
                 except PlaywrightError as exc:  # a target gone, a wait timed out: go on
                     done.append(f"{n} ({str(exc).splitlines()[0][:100]})")
                 page.wait_for_timeout(rng.choice([0, 0, 50, 200]))
