@@ -1372,15 +1372,19 @@ class TableService:
     async def _computer_turns(self, table_id: str) -> AnyTable | None:
         """Let computer seats act while the table waits for one of them, in this process
         if it holds (or can take) the table's lease; the table after, or None when
-        another process has the turn."""
+        another process has the turn.
+
+        The first caller thinks in its own task (:meth:`_think_in`); the callers that
+        find the computer thinking at the table wait for that thinking."""
         loop = asyncio.get_running_loop()
         running = self._thinking.get(table_id)
         if running is not None and running.get_loop() is not loop:
             return self._live.get(table_id)
         if running is None:
-            running = loop.create_task(self._think_and_tell(table_id))
-            self._thinking[table_id] = running
-            running.add_done_callback(functools.partial(self._thinking_ended, table_id))
+            caller = asyncio.current_task()
+            if caller is not None:
+                return await self._think_in(table_id, caller)
+            running = self._start_thinking(table_id)
         # Each caller waits on a future of its own, which the thinking settles as it
         # ends: a caller cancelled cancels only its own (the thinking goes on), and it
         # resumes one turn of the event loop sooner than by shielding the task (whose
@@ -1390,6 +1394,39 @@ class TableService:
         self._thinking_waiters.setdefault(table_id, []).append(waiter)
         await waiter
         return self._live.get(table_id)
+
+    async def _think_in(self, table_id: str, caller: asyncio.Task[Any]) -> AnyTable | None:
+        """:meth:`_think_for` in the caller's own task, then its end to the callers that
+        came to wait meanwhile. A task of its own would start a turn of the event loop
+        later, and its end reach the caller another turn later: under load each turn
+        serves every other request first, and these two turns were a third of the time
+        a play's answer took (measured 2026-12-07: 6.6 and 7.4 ms of a median 32).
+
+        If the caller is cancelled (its client or the server going away), what was
+        thought is not committed: the table is reloaded when next wanted, and the
+        computer's turn goes on in a task of its own, which the other callers then
+        wait for."""
+        self._thinking[table_id] = caller
+        try:
+            await self._think_for(table_id)
+        except asyncio.CancelledError:
+            if self._thinking.get(table_id) is caller:
+                del self._thinking[table_id]
+                self._drop(table_id)
+                self._start_thinking(table_id)
+            raise
+        except BaseException as exc:
+            self._thought(table_id, caller, exc)
+            raise
+        self._thought(table_id, caller, None)
+        return self._live.get(table_id)
+
+    def _start_thinking(self, table_id: str) -> asyncio.Task[None]:
+        """The computer's turns at the table in a task of its own."""
+        running = asyncio.get_running_loop().create_task(self._think_and_tell(table_id))
+        self._thinking[table_id] = running
+        running.add_done_callback(functools.partial(self._thinking_ended, table_id))
+        return running
 
     async def _think_and_tell(self, table_id: str) -> None:
         """:meth:`_think_for`, then its end (or its error) to every caller waiting."""

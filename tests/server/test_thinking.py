@@ -284,17 +284,22 @@ def test_a_worker_starts_without_the_web_application_or_a_warning() -> None:
 
 
 def test_the_callers_waiting_for_the_computer_share_one_thinking(sqlite_url: str) -> None:
-    """The requests that find the computer thinking at their table wait for that one
-    thinking, each on a future of its own: one caller cancelled (its client gone)
-    neither stops the thinking nor the others' wait, a failure reaches every caller,
-    and the failed task's error counts as seen (asyncio reports none left unseen)."""
+    """The first request that finds the computer to act thinks for it in its own task
+    (a task of its own cost two turns of a busy event loop); the requests that come
+    meanwhile wait for that one thinking, each on a future of its own. A waiting
+    caller cancelled (its client gone) neither stops the thinking nor the others'
+    wait; the thinking caller cancelled hands the turn, from the database again, to a
+    task of its own, which the others then wait for; a failure reaches every caller,
+    and the failed task's error counts as seen (asyncio reports none left unseen).
+    Never two thinkings at one table at once."""
     from nard.server.service import TableService
     from nard.server.storage import Storage
 
     storage = Storage(sqlite_url)
     storage.migrate()
     service = TableService(storage, engine_workers=1)
-    runs: list[str] = []
+    runs: list[tuple[str, asyncio.Task[Any] | None]] = []
+    at_once = {"now": 0, "most": 0}
 
     async def scenario() -> None:
         loop = asyncio.get_running_loop()
@@ -302,39 +307,64 @@ def test_the_callers_waiting_for_the_computer_share_one_thinking(sqlite_url: str
         loop.set_exception_handler(lambda _loop, context: unseen.append(context))
         release = asyncio.Event()
         outcome: dict[str, BaseException | None] = {"t1": None, "t2": RuntimeError("no engine")}
-        thinkers: list[asyncio.Task[None]] = []
+        handed: list[asyncio.Task[Any]] = []
 
         async def think(table_id: str) -> None:
-            runs.append(table_id)
-            await release.wait()
+            runs.append((table_id, asyncio.current_task()))
+            at_once["now"] += 1
+            at_once["most"] = max(at_once["most"], at_once["now"])
+            try:
+                await release.wait()
+            finally:
+                at_once["now"] -= 1
             error = outcome[table_id]
             if error is not None:
                 raise error
 
         service._think_for = think  # type: ignore[method-assign]
         for table_id in ("t1", "t2"):
+            service._live[table_id] = object()  # type: ignore[assignment]
             callers = [loop.create_task(service._computer_turns(table_id)) for _ in range(3)]
             await asyncio.sleep(0)
+            assert runs[-1] == (table_id, callers[0])  # the first caller thinks itself
+            callers[1].cancel()  # a waiting caller's client went away: nothing else changes
             await asyncio.sleep(0)
-            callers[0].cancel()  # its client went away
+            assert len(runs) == 1 + 2 * (table_id == "t2")
+            callers[0].cancel()  # the thinking caller's client went away
             await asyncio.sleep(0)
-            thinkers.append(service._thinking[table_id])
+            await asyncio.sleep(0)
+            handed.append(service._thinking[table_id])
+            assert runs[-1] == (table_id, handed[-1]) and handed[-1] not in callers
+            assert table_id not in service._live  # what it had thought is not kept
             release.set()
             results = await asyncio.gather(*callers, return_exceptions=True)
             release.clear()
             assert isinstance(results[0], asyncio.CancelledError)
+            assert isinstance(results[1], asyncio.CancelledError)
             if outcome[table_id] is None:
-                assert results[1:] == [None, None]  # not cached: nothing to return
+                assert results[2] is None  # not cached: nothing to return
             else:
-                assert all(r is outcome[table_id] for r in results[1:])
+                assert results[2] is outcome[table_id]
             assert table_id not in service._thinking
             assert table_id not in service._thinking_waiters
-        assert runs == ["t1", "t2"]  # one thinking a table, however many callers
-        assert all(t.done() for t in thinkers)
+        assert [t for t, _ in runs] == ["t1", "t1", "t2", "t2"]
+        assert at_once["most"] == 1
+        assert all(t.done() for t in handed)
         # asyncio's own flag for "Task exception was never retrieved", which it logs
         # when the task goes: the waiters were given the error, so it was seen.
-        assert not any(t._log_traceback for t in thinkers)
+        assert not any(t._log_traceback for t in handed)
         assert not unseen, unseen
+
+        # Without a cancellation the first caller's thinking is the only one, and its
+        # failure reaches it and every caller waiting.
+        outcome["t3"] = RuntimeError("no engine")
+        callers = [loop.create_task(service._computer_turns("t3")) for _ in range(3)]
+        await asyncio.sleep(0)
+        release.set()
+        results = await asyncio.gather(*callers, return_exceptions=True)
+        assert all(r is outcome["t3"] for r in results)
+        assert [t for t, _ in runs].count("t3") == 1
+        assert "t3" not in service._thinking and "t3" not in service._thinking_waiters
 
     try:
         asyncio.run(scenario())
