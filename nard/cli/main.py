@@ -98,6 +98,14 @@ def _build_parser() -> argparse.ArgumentParser:
             help="the players' reports to the moderators, newest first (the server's database)",
         )
     )
+    from nard.cli.moderate import add_moderate_options
+
+    add_moderate_options(
+        sub.add_parser(
+            "moderate",
+            help="mute or suspend a player, lift a sanction, list them (the server's database)",
+        )
+    )
     ubgi = sub.add_parser(
         "ubgi",
         help="serve as an engine on stdin/stdout: the Universal Backgammon Interface v0.2",
@@ -442,6 +450,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             opts = {k: getattr(args, k) for k in ("database_url", "data_dir")}
             return cmd_reports(opts, args.limit, args.json)
+        if args.command == "moderate":
+            from nard.cli.moderate import cmd_moderate
+
+            return cmd_moderate(args)
         if args.command == "rollout":
             from nard.cli.rollout import cmd_rollout
 

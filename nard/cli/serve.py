@@ -15,14 +15,18 @@ from nard.core import NardError
 
 if TYPE_CHECKING:
     from nard.server.settings import Settings
+    from nard.server.storage import Storage
 
 __all__ = [
     "add_reports_options",
     "add_serve_options",
+    "add_setting_options",
     "add_worker_options",
     "cmd_reports",
     "cmd_serve",
     "cmd_worker",
+    "open_server_database",
+    "server_settings",
 ]
 
 
@@ -49,11 +53,7 @@ def _option(parser: argparse.ArgumentParser, spec: Any, shown: str = "") -> None
 
 def add_worker_options(parser: argparse.ArgumentParser) -> None:
     """``nard worker``: where the jobs wait and the results go (as ``nard serve``)."""
-    from nard.server.settings import SETTINGS
-
-    for spec in SETTINGS:
-        if spec.name in ("database_url", "data_dir", "redis_url", "queue_path"):
-            _option(parser, spec)
+    add_setting_options(parser, "database_url", "data_dir", "redis_url", "queue_path")
     parser.add_argument(
         "--workers", type=int, default=1, metavar="N", help="analyses made at once (default 1)"
     )
@@ -75,7 +75,7 @@ def cmd_worker(
 
     if workers < 1:
         raise NardError(f"--workers {workers}: give 1 or more")
-    settings = _settings(options)
+    settings = server_settings(options)
     where = queue_for(settings)
     print(
         f"nard: analysis worker on {where.place} (database {_shown(settings.database_url)})",
@@ -87,13 +87,19 @@ def cmd_worker(
     return 0
 
 
-def add_reports_options(parser: argparse.ArgumentParser) -> None:
-    """``nard reports``: the server's database (as ``nard serve``), how many, the format."""
+def add_setting_options(parser: argparse.ArgumentParser, *names: str) -> None:
+    """The options of the server's settings ``names`` (``database_url``...), as
+    ``nard serve`` has them, for a command that works beside the server."""
     from nard.server.settings import SETTINGS
 
     for spec in SETTINGS:
-        if spec.name in ("database_url", "data_dir"):
+        if spec.name in names:
             _option(parser, spec)
+
+
+def add_reports_options(parser: argparse.ArgumentParser) -> None:
+    """``nard reports``: the server's database (as ``nard serve``), how many, the format."""
+    add_setting_options(parser, "database_url", "data_dir")
     parser.add_argument(
         "--limit", type=int, default=50, metavar="N", help="the N newest (default 50)"
     )
@@ -104,26 +110,14 @@ def cmd_reports(options: dict[str, Any], limit: int, as_json: bool) -> int:
     """The reports players made to the moderators, newest first: who reported whom,
     when, why, at which table, and the chat message as it was when reported."""
     import json
-    from pathlib import Path
 
-    from sqlalchemy.engine import make_url
     from sqlalchemy.exc import SQLAlchemyError
 
-    from nard.server.storage import Storage, aware
+    from nard.server.storage import aware
 
     if limit < 1:
         raise NardError(f"--limit {limit}: give 1 or more")
-    settings = _settings(options)
-    url = make_url(settings.database_url)
-    shown = _shown(settings.database_url)
-    file = url.database if url.get_backend_name() == "sqlite" else None
-    if file and file != ":memory:" and not Path(file).is_file():  # reading must not create it
-        raise NardError(f"no database at {file} (is that the server's data directory?)")
-    try:
-        storage = Storage(settings.database_url)
-    except SQLAlchemyError as exc:
-        first = str(exc).splitlines()[0]
-        raise NardError(f"cannot open the database {shown!r}: {first}") from None
+    storage, shown = open_server_database(server_settings(options))
     try:
         rows = []
         names: dict[int, str] = {}
@@ -147,6 +141,8 @@ def cmd_reports(options: dict[str, Any], limit: int, as_json: bool) -> int:
             rows.append(
                 {
                     "id": report.id,
+                    "reporter_id": report.reporter_id,
+                    "reported_id": report.reported_id,
                     "at": (aware(report.created_at) or report.created_at).isoformat(
                         timespec="seconds"
                     ),
@@ -174,6 +170,29 @@ def cmd_reports(options: dict[str, Any], limit: int, as_json: bool) -> int:
     return 0
 
 
+def open_server_database(settings: Settings) -> tuple[Storage, str]:
+    """The server's database for a command that reads or amends it beside the server
+    (``nard reports``, ``nard moderate``), and its URL as shown (no password). It is
+    never created: a SQLite file that is not there is a :class:`NardError`."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from nard.server.storage import Storage
+
+    url = make_url(settings.database_url)
+    shown = _shown(settings.database_url)
+    file = url.database if url.get_backend_name() == "sqlite" else None
+    if file and file != ":memory:" and not Path(file).is_file():  # reading must not create it
+        raise NardError(f"no database at {file} (is that the server's data directory?)")
+    try:
+        return Storage(settings.database_url), shown
+    except SQLAlchemyError as exc:
+        first = str(exc).splitlines()[0]
+        raise NardError(f"cannot open the database {shown!r}: {first}") from None
+
+
 def cmd_serve(options: dict[str, Any]) -> int:
     """Serve the app until interrupted (SIGTERM or Ctrl-C: requests in flight finish,
     WebSockets are closed so that clients reconnect, leases are given back)."""
@@ -184,7 +203,7 @@ def cmd_serve(options: dict[str, Any]) -> int:
     from nard.server.logs import configure_logging
     from nard.server.thinking import settle_memory
 
-    settings = _settings(options)
+    settings = server_settings(options)
     configure_logging(settings.log_format, settings.log_level)
     try:
         app = create_app(settings)
@@ -252,7 +271,7 @@ def _run(uvicorn: Any, app: Any, settings: Any) -> None:
     )
 
 
-def _settings(options: dict[str, Any]) -> Settings:
+def server_settings(options: dict[str, Any]) -> Settings:
     """The server's settings from the options given (None: not given) and the
     environment; a bad value is a :class:`NardError` that names it."""
     from nard.server import Settings

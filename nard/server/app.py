@@ -96,7 +96,14 @@ from nard.server.schemas import (
     TimeControlSpec,
     has_control_characters,
 )
-from nard.server.service import AnyTable, NewTable, ServiceError, TableService, Watcher
+from nard.server.service import (
+    AnyTable,
+    NewTable,
+    ServiceError,
+    TableService,
+    Watcher,
+    sanction_text,
+)
 from nard.server.settings import Settings
 from nard.server.storage import (
     SESSION_LIFETIME,
@@ -681,6 +688,11 @@ def create_app(
             await throttle.failed(body.username, who.address)
             raise ServiceError(401, "bad_credentials", "wrong username or password")
         await throttle.succeeded(body.username, who.address)
+        suspended = store.sanction_in_force(player.id, "suspend", service.clock())
+        if suspended is not None:
+            raise ServiceError(
+                403, "suspended", sanction_text("this account may not sign in", suspended)
+            )
         if who.player is not None and who.player.username is None and who.player.id != player.id:
             # A guest signing in keeps their games: they pass to the account.
             await service.claim_tables(who.player, player)

@@ -34,6 +34,7 @@ __all__ = [
     "PlayerRow",
     "RatingChangeRow",
     "ReportRow",
+    "SanctionRow",
     "TableActionRow",
     "TableRow",
     "TableSeatRow",
@@ -207,6 +208,24 @@ class ReportRow(Base):
     message_text: Mapped[str | None] = mapped_column(Text)
     reason: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class SanctionRow(Base):
+    """A moderator's sanction of a player (``nard moderate``): ``mute`` (no chat) or
+    ``suspend`` (no sign-in: every session ended), until ``until`` (None: until
+    lifted) or until ``lifted_at``; ``report_id`` is the report it answers, if any."""
+
+    __tablename__ = "sanctions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text)
+    issued_by: Mapped[str] = mapped_column(String(64))
+    report_id: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    lifted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class AnalysisRow(Base):

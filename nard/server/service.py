@@ -90,7 +90,7 @@ from nard.notation.sgf import write_sgf
 from nard.server.announcer import Announcer
 from nard.server.chouette import ChouetteTable, parse_command
 from nard.server.metrics import Metrics
-from nard.server.models import PlayerRow
+from nard.server.models import PlayerRow, SanctionRow
 from nard.server.ratings import rated_result
 from nard.server.storage import KEEP, ConflictError, Lease, Storage, StoredTable, aware
 from nard.server.tables import (
@@ -113,6 +113,8 @@ __all__ = [
     "ServiceError",
     "TableService",
     "Watcher",
+    "sanction_text",
+    "session_news",
     "table_channel",
 ]
 
@@ -1693,6 +1695,9 @@ class TableService:
             raise ServiceError(
                 422, "message_too_long", f"a chat message has at most {CHAT_LENGTH} characters"
             )
+        muted = self.storage.sanction_in_force(player.id, "mute", self.clock())
+        if muted is not None:
+            raise ServiceError(403, "muted", sanction_text("you may not chat", muted))
         table = await self.get(table_id)
         channel = self._channel(table, player)
         row = self.storage.add_chat(
@@ -1871,7 +1876,7 @@ class TableService:
         """Close every socket bound to the sign-in session ``session`` (a token's hash),
         here and, through Redis, in the other processes."""
         self._close_session(session)
-        self._publish(CHANNEL, f"session {self.origin} {session}")
+        self._publish(CHANNEL, session_news(self.origin, session))
 
     def _close_session(self, session: str) -> None:
         for listener in self.session_listeners:
@@ -2103,6 +2108,24 @@ def _chunks(items: Sequence[str], size: int = 100) -> list[Sequence[str]]:
 def _text(data: Any) -> str:
     """A Redis message's field as text."""
     return data.decode() if isinstance(data, bytes) else str(data)
+
+
+def session_news(origin: str, session: str) -> str:
+    """The announcement on :data:`CHANNEL` that sign-in session ``session`` (a token's
+    hash) has ended: every process closes its sockets bound to it at once."""
+    return f"session {origin} {session}"
+
+
+def sanction_text(what: str, sanction: SanctionRow) -> str:
+    """What a sanction in force means for the player, with until when and why: "a
+    moderator says you may not chat until 2026-12-14 18:00 UTC (spam)"."""
+    until = aware(sanction.until)
+    when = (
+        "until a moderator lifts it"
+        if until is None
+        else f"until {until.astimezone(UTC).strftime('%Y-%m-%d %H:%M')} UTC"
+    )
+    return f"a moderator says {what} {when} ({sanction.reason})"
 
 
 def _new_client_seed(entries: Entries, table: AnyTable) -> str | None:

@@ -56,6 +56,7 @@ from nard.server.models import (
     PlayerRow,
     RatingChangeRow,
     ReportRow,
+    SanctionRow,
     TableActionRow,
     TableRow,
     TableSeatRow,
@@ -64,6 +65,7 @@ from nard.server.usernames import canonical_username
 
 __all__ = [
     "KEEP",
+    "SANCTION_KINDS",
     "ConflictError",
     "Lease",
     "RatedSide",
@@ -138,6 +140,23 @@ class RatedSide:
     player_id: int | None
     name: str
     fixed_rating: float | None = None
+
+
+SANCTION_KINDS = ("mute", "suspend")
+"""What a moderator can do to a player: ``mute`` (no chat messages) and ``suspend``
+(no sign-in: every session ends, and none is taken while it lasts)."""
+
+
+def _in_force(at: datetime) -> Any:
+    """The condition on :class:`SanctionRow` of being in force at ``at``."""
+    return SanctionRow.lifted_at.is_(None) & (
+        SanctionRow.until.is_(None) | (SanctionRow.until > at)
+    )
+
+
+def _sanction_lasts(row: SanctionRow, at: datetime) -> bool:
+    until = aware(row.until)
+    return row.lifted_at is None and (until is None or until > at)
 
 
 _players = cast(Table, PlayerRow.__table__)
@@ -728,6 +747,85 @@ class Storage:
         with self._session() as s:
             return list(s.scalars(select(ReportRow).order_by(ReportRow.id.desc()).limit(limit)))
 
+    def report_row(self, report_id: int) -> ReportRow | None:
+        with self._session() as s:
+            return s.get(ReportRow, report_id)
+
+    # -- moderation ------------------------------------------------------------------
+    def sanction(
+        self,
+        player_id: int,
+        kind: str,
+        reason: str,
+        issued_by: str,
+        at: datetime,
+        *,
+        until: datetime | None = None,
+        report_id: int | None = None,
+    ) -> SanctionRow:
+        """A moderator's sanction (``mute`` or ``suspend``) of ``player_id`` from ``at``
+        until ``until`` (None: until lifted)."""
+        if kind not in SANCTION_KINDS:
+            raise ValueError(f"no sanction {kind!r}: {' or '.join(SANCTION_KINDS)}")
+        with self._session() as s:
+            row = SanctionRow(
+                player_id=player_id,
+                kind=kind,
+                reason=reason,
+                issued_by=issued_by,
+                report_id=report_id,
+                created_at=at,
+                until=until,
+            )
+            s.add(row)
+            s.flush()
+            return row
+
+    def lift_sanction(self, sanction_id: int, at: datetime) -> SanctionRow | None:
+        """End sanction ``sanction_id`` at ``at`` (one already over stays as it was);
+        the sanction, or None when there is none of that number."""
+        with self._session() as s:
+            row = s.get(SanctionRow, sanction_id)
+            if row is not None and _sanction_lasts(row, at):
+                row.lifted_at = at
+            return row
+
+    def sanctions(
+        self, *, in_force_at: datetime | None = None, limit: int = 100
+    ) -> list[SanctionRow]:
+        """The sanctions, newest first; only those in force at ``in_force_at`` if given."""
+        with self._session() as s:
+            query = select(SanctionRow)
+            if in_force_at is not None:
+                query = query.where(_in_force(in_force_at))
+            return list(s.scalars(query.order_by(SanctionRow.id.desc()).limit(limit)))
+
+    def sanction_in_force(self, player_id: int, kind: str, at: datetime) -> SanctionRow | None:
+        """The sanction of ``kind`` on ``player_id`` in force at ``at`` that lasts longest
+        (one until lifted first), or None."""
+        with self._session() as s:
+            rows = list(
+                s.scalars(
+                    select(SanctionRow).where(
+                        SanctionRow.player_id == player_id,
+                        SanctionRow.kind == kind,
+                        _in_force(at),
+                    )
+                )
+            )
+        if not rows:
+            return None
+        return max(rows, key=lambda r: (r.until is None, aware(r.until) or at, r.id))
+
+    def end_sessions(self, player_id: int) -> list[str]:
+        """Sign the player out everywhere; the hashes of the sessions ended."""
+        with self.engine.begin() as c:
+            ended = list(
+                c.scalars(select(_sessions.c.token_hash).where(_sessions.c.player_id == player_id))
+            )
+            c.execute(delete(_sessions).where(_sessions.c.token_hash.in_(ended)))
+        return ended
+
     def challenges_for(self, player_id: int, limit: int = 50) -> list[StoredTable]:
         """Tables waiting for ``player_id`` to accept their challenge, newest first."""
         return self._tables_where(
@@ -1119,10 +1217,15 @@ class _RawStatements:
         )
         self.state = f"SELECT action_count, status FROM tables WHERE id = {p}"
         self._kept: tuple[int, Any] | None = None
+        # A session of a suspended player is no session (nard moderate also ends them,
+        # but a sign-in racing the suspension could have made one).
         self.session_sql = (
             "SELECT p.id, p.username, p.username_key, p.display_name, p.password_hash, "
             "p.created_at, s.csrf_token, s.created_at FROM auth_sessions s "
-            f"JOIN players p ON p.id = s.player_id WHERE s.token_hash = {p}"
+            f"JOIN players p ON p.id = s.player_id WHERE s.token_hash = {p} "
+            "AND NOT EXISTS (SELECT 1 FROM sanctions x WHERE x.player_id = p.id "
+            f"AND x.kind = 'suspend' AND x.lifted_at IS NULL "
+            f"AND (x.until IS NULL OR x.until > {p}))"
         )
 
     def close(self) -> None:
@@ -1251,7 +1354,7 @@ class _RawStatements:
 
     def session(self, token_hash: str) -> tuple[Any, ...] | None:
         with self._cursor(write=False) as cursor:
-            cursor.execute(self.session_sql, (token_hash,))
+            cursor.execute(self.session_sql, (token_hash, self.stored(datetime.now(UTC))))
             found = cursor.fetchone()
         return None if found is None else tuple(found)
 
