@@ -306,6 +306,22 @@ def test_refusals_are_shown_in_the_page_language(base_url: str, browser: Browser
     assert "چنین میزی نیست" in page.inner_text("#error")
 
 
+def test_a_guest_without_a_name_is_named_in_the_page_language(
+    base_url: str, browser: Browser
+) -> None:
+    """Tried on 2026-12-07: a guest who gave no name was "Guest 2160" in every language
+    (the server's default), at the table and to the opponent."""
+    for locale, word in (("fa-IR", "مهمان"), ("ar", "ضيف"), ("en-US", "Guest")):
+        page, errors = new_page(browser, locale=locale)
+        page.goto(base_url + "/")
+        page.click("#guest-button")
+        page.wait_for_selector(f"#who:has-text('{word} ')")
+        name = page.evaluate("fetch('/api/me').then((r) => r.json()).then((me) => me.name)")
+        assert re.fullmatch(rf"{word} [1-9][0-9]{{3}}", name), name
+        assert errors == []
+        page.context.close()
+
+
 def test_an_account_changes_its_password_in_the_page(base_url: str, browser: Browser) -> None:
     page, errors = new_page(browser)
     page.goto(base_url + "/")

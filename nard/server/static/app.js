@@ -82,8 +82,14 @@ function showError(error) {
   showError.timer = setTimeout(() => (box.hidden = true), 6000);
 }
 
+// A guest who gives no name is named in the page's language ("Guest 4711", "مهمان 4711"):
+// the server's default is English.
+function guestName() {
+  return t("guest_default", { number: String(1000 + (crypto.getRandomValues(new Uint32Array(1))[0] % 9000)) });
+}
+
 async function ensureGuest() {
-  if (!me) me = await api("POST", "/api/guest", {});
+  if (!me) me = await api("POST", "/api/guest", { name: guestName() });
   renderHeader();
 }
 
@@ -283,7 +289,7 @@ function signInBox() {
   return h("section", { id: "signin", class: "card" },
     me ? null : h("form", { onsubmit: async (e) => {
       e.preventDefault();
-      try { signed(await api("POST", "/api/guest", name.value.trim() ? { name: name.value.trim() } : {})); } catch (error) { showError(error); }
+      try { signed(await api("POST", "/api/guest", name.value.trim() ? { name: name.value.trim() } : { name: guestName() })); } catch (error) { showError(error); }
     } }, field(t("guest_name"), name), h("button", { type: "submit", id: "guest-button", text: t("play_as_guest") })),
     h("form", { onsubmit: (e) => e.preventDefault() },
       field(t("username"), user), field(t("password"), pass),
