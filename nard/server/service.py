@@ -627,6 +627,10 @@ class TableService:
             seated = {s.player_id for s in table.seats if s.player_id is not None}
             if seated and seated & self.storage.blockers_of(player.id):
                 raise ServiceError(403, "blocked", "a player at this table has blocked you")
+            if seated and self.storage.suspended_among(seated, self.clock()):
+                raise ServiceError(
+                    403, "host_suspended", "a moderator has suspended a player at this table"
+                )
             if (
                 table.challenged != player.id
                 and not table.public

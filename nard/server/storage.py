@@ -35,6 +35,7 @@ from sqlalchemy import (
     create_engine,
     delete,
     event,
+    exists,
     func,
     insert,
     or_,
@@ -151,6 +152,13 @@ def _in_force(at: datetime) -> Any:
     """The condition on :class:`SanctionRow` of being in force at ``at``."""
     return SanctionRow.lifted_at.is_(None) & (
         SanctionRow.until.is_(None) | (SanctionRow.until > at)
+    )
+
+
+def _suspended(player_id: Any, at: datetime) -> Any:
+    """The condition that the player ``player_id`` (a column) is suspended at ``at``."""
+    return exists().where(
+        SanctionRow.player_id == player_id, SanctionRow.kind == "suspend", _in_force(at)
     )
 
 
@@ -610,8 +618,14 @@ class Storage:
             )
 
     def open_tables(self, limit: int = 50) -> list[StoredTable]:
-        """Tables waiting for another person, newest first (no actions loaded)."""
-        return self._tables_where((TableRow.status == "waiting") & TableRow.public.is_(True), limit)
+        """Tables waiting for another person, newest first (no actions loaded); not those
+        of a player suspended now."""
+        return self._tables_where(
+            (TableRow.status == "waiting")
+            & TableRow.public.is_(True)
+            & ~_suspended(TableRow.creator_id, datetime.now(UTC)),
+            limit,
+        )
 
     def seen(self, table_id: str, seats: Sequence[int], at: datetime) -> None:
         """The players of ``seats`` are connected to the table at ``at``."""
@@ -817,6 +831,21 @@ class Storage:
             return None
         return max(rows, key=lambda r: (r.until is None, aware(r.until) or at, r.id))
 
+    def suspended_among(self, player_ids: Iterable[int], at: datetime) -> set[int]:
+        """Those of ``player_ids`` suspended at ``at``."""
+        ids = list(player_ids)
+        if not ids:
+            return set()
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(SanctionRow.player_id).where(
+                    SanctionRow.player_id.in_(ids),
+                    SanctionRow.kind == "suspend",
+                    _in_force(at),
+                )
+            )
+            return {int(r[0]) for r in rows}
+
     def end_sessions(self, player_id: int) -> list[str]:
         """Sign the player out everywhere; the hashes of the sessions ended."""
         with self.engine.begin() as c:
@@ -827,9 +856,13 @@ class Storage:
         return ended
 
     def challenges_for(self, player_id: int, limit: int = 50) -> list[StoredTable]:
-        """Tables waiting for ``player_id`` to accept their challenge, newest first."""
+        """Tables waiting for ``player_id`` to accept their challenge, newest first; not
+        those of a challenger suspended now."""
         return self._tables_where(
-            (TableRow.status == "waiting") & (TableRow.challenged_id == player_id), limit
+            (TableRow.status == "waiting")
+            & (TableRow.challenged_id == player_id)
+            & ~_suspended(TableRow.creator_id, datetime.now(UTC)),
+            limit,
         )
 
     def rematch_offer(self, of: str, creator_id: int) -> StoredTable | None:

@@ -168,6 +168,37 @@ def test_a_suspension_closes_the_players_sockets_through_redis(
     storage.close()
 
 
+def test_a_suspended_players_seeks_and_challenges_close(
+    sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A suspended player's open tables would start matches nobody plays for them: they
+    leave the lobby, their challenges leave the challenged player's list, nobody can
+    join them or be paired with their seek; lifted, all is back."""
+    storage = Storage(sqlite_url)
+    app = create_app(make_settings(sqlite_url, tmp_path), storage, server_seeds=seeded(1))
+    with TestClient(app) as bob, TestClient(app) as ann:
+        bob_h, ann_h = csrf(register(bob, "bob")), csrf(register(ann, "ann"))
+        seek = bob.post("/api/seeks", json={"match_length": 5}, headers=bob_h).json()
+        body = {"opponent": "person", "match_length": 3, "username": "ann"}
+        challenge = bob.post("/api/challenges", json=body, headers=bob_h).json()
+        assert [t["id"] for t in ann.get("/api/tables").json()] == [seek["id"]]
+        assert [t["id"] for t in ann.get("/api/challenges").json()] == [challenge["id"]]
+        assert moderate(sqlite_url, "suspend", "bob", "--reason", "abuse") == 0
+        capsys.readouterr()
+        assert ann.get("/api/tables").json() == []
+        assert ann.get("/api/challenges").json() == []
+        for table in (seek, challenge):
+            joined = ann.post(f"/api/tables/{table['id']}/join", json={}, headers=ann_h)
+            body = joined.json()["error"]
+            assert (joined.status_code, body["code"]) == (403, "host_suspended"), body
+        paired = ann.post("/api/seeks", json={"match_length": 5}, headers=ann_h).json()
+        assert paired["id"] != seek["id"] and paired["status"] == "waiting"  # her own
+        assert moderate(sqlite_url, "lift", "1") == 0
+        assert {t["id"] for t in bob.get("/api/tables").json()} == {seek["id"], paired["id"]}
+        assert [t["id"] for t in ann.get("/api/challenges").json()] == [challenge["id"]]
+    storage.close()
+
+
 def test_a_guest_is_named_by_number(
     sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
