@@ -101,16 +101,16 @@ def test_a_muted_player_cannot_chat_until_the_mute_ends(
 
 
 def test_a_suspended_player_is_signed_out_and_cannot_sign_in(
-    sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    settings = make_settings(sqlite_url, tmp_path)
-    storage = Storage(sqlite_url)
+    settings = make_settings(database_url, tmp_path)
+    storage = Storage(database_url)
     app = create_app(settings, storage, server_seeds=seeded(1))
     with TestClient(app) as bob, TestClient(app) as phone:
         register(bob, "bob")
         assert login(phone, "bob").status_code == 200
         cookies = [bob.cookies[COOKIE], phone.cookies[COOKIE]]
-        assert moderate(sqlite_url, "suspend", "bob", "--reason", "abuse", "--for", "7d") == 0
+        assert moderate(database_url, "suspend", "bob", "--reason", "abuse", "--for", "7d") == 0
         out = capsys.readouterr().out.splitlines()
         assert out[0].startswith("suspended bob until ") and out[0].endswith(
             ": abuse (sanction #1)"
@@ -133,7 +133,7 @@ def test_a_suspended_player_is_signed_out_and_cannot_sign_in(
         token, _csrf = storage.new_auth_session(bob_row.id)
         client.cookies.set(COOKIE, token)
         assert client.get("/api/me").json() is None
-        assert moderate(sqlite_url, "lift", "1") == 0
+        assert moderate(database_url, "lift", "1") == 0
         assert login(client, "bob").status_code == 200
         assert client.get("/api/me").json()["name"] == "bob"
     storage.close()
