@@ -13,6 +13,7 @@ import os
 import random
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -113,9 +114,15 @@ def seeded(seed: int) -> Callable[[], bytes]:
     return lambda: rng.randbytes(32)
 
 
-def app_on(url: str, tmp_path: Path, seed: int = 1) -> tuple[FastAPI, Storage]:
+def app_on(
+    url: str, tmp_path: Path, seed: int = 1, clock: Callable[[], datetime] | None = None
+) -> tuple[FastAPI, Storage]:
+    """The app on the database at ``url`` and its storage; ``clock`` is the service's
+    time where a test moves it."""
     storage = Storage(url)
-    return create_app(make_settings(url, tmp_path), storage, server_seeds=seeded(seed)), storage
+    options = {} if clock is None else {"service_options": {"clock": clock}}
+    app = create_app(make_settings(url, tmp_path), storage, server_seeds=seeded(seed), **options)
+    return app, storage
 
 
 @pytest.fixture

@@ -13,9 +13,8 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from nard.server import create_app
 from nard.server.storage import Storage
-from tests.server.conftest import make_settings, seeded
+from tests.server.conftest import app_on
 from tests.server.helpers import act, guest, join, new_table, simple_command
 
 
@@ -33,14 +32,7 @@ class Clock:
 
 
 def _app(url: str, tmp_path: Path, clock: Clock) -> tuple[FastAPI, Storage]:
-    storage = Storage(url)
-    app = create_app(
-        make_settings(url, tmp_path),
-        storage,
-        server_seeds=seeded(1),
-        service_options={"clock": clock},
-    )
-    return app, storage
+    return app_on(url, tmp_path, clock=clock)
 
 
 @pytest.fixture

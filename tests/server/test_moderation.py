@@ -19,7 +19,7 @@ from nard.core import NardError
 from nard.server import create_app
 from nard.server.app import COOKIE
 from nard.server.storage import Storage
-from tests.server.conftest import make_settings, seeded
+from tests.server.conftest import app_on, make_settings, seeded
 from tests.server.helpers import guest, join, new_table
 from tests.server.test_accounts import closed_code, csrf, eventually, login, register, subscribed
 from tests.server.test_chat import _say, _texts
@@ -43,13 +43,7 @@ def test_a_muted_player_cannot_chat_until_the_mute_ends(
     database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     clock = Clock()
-    storage = Storage(database_url)
-    app = create_app(
-        make_settings(database_url, tmp_path),
-        storage,
-        server_seeds=seeded(1),
-        service_options={"clock": clock},
-    )
+    app, storage = app_on(database_url, tmp_path, clock=clock)
     with TestClient(app) as ann, TestClient(app) as bob:
         ann_h, bob_h = csrf(register(ann, "ann")), csrf(register(bob, "bob"))
         table = new_table(ann, ann_h, opponent="person", match_length=3)
@@ -174,8 +168,7 @@ def test_a_suspended_players_seeks_and_challenges_close(
     """A suspended player's open tables would start matches nobody plays for them: they
     leave the lobby, their challenges leave the challenged player's list, nobody can
     join them or be paired with their seek; lifted, all is back."""
-    storage = Storage(sqlite_url)
-    app = create_app(make_settings(sqlite_url, tmp_path), storage, server_seeds=seeded(1))
+    app, storage = app_on(sqlite_url, tmp_path)
     with TestClient(app) as bob, TestClient(app) as ann:
         bob_h, ann_h = csrf(register(bob, "bob")), csrf(register(ann, "ann"))
         seek = bob.post("/api/seeks", json={"match_length": 5}, headers=bob_h).json()
@@ -202,8 +195,7 @@ def test_a_suspended_players_seeks_and_challenges_close(
 def test_a_guest_is_named_by_number(
     sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    storage = Storage(sqlite_url)
-    app = create_app(make_settings(sqlite_url, tmp_path), storage, server_seeds=seeded(1))
+    app, storage = app_on(sqlite_url, tmp_path)
     with TestClient(app) as ann, TestClient(app) as cat:
         ann_h, cat_h = guest(ann, "ann"), guest(cat, "cat")
         table = new_table(ann, ann_h, opponent="person", match_length=3)
@@ -242,8 +234,7 @@ def test_moderation_refuses_what_it_cannot_do(
     args: list[str],
     error: str,
 ) -> None:
-    storage = Storage(sqlite_url)
-    app = create_app(make_settings(sqlite_url, tmp_path), storage, server_seeds=seeded(1))
+    app, storage = app_on(sqlite_url, tmp_path)
     with TestClient(app) as ann:
         register(ann, "ann")
     assert moderate(sqlite_url, *args) == 2
@@ -256,8 +247,7 @@ def test_moderation_refuses_what_it_cannot_do(
 def test_a_report_about_someone_else_is_refused(
     sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    storage = Storage(sqlite_url)
-    app = create_app(make_settings(sqlite_url, tmp_path), storage, server_seeds=seeded(1))
+    app, storage = app_on(sqlite_url, tmp_path)
     with TestClient(app) as ann, TestClient(app) as bob:
         ann_h = csrf(register(ann, "ann"))
         register(bob, "bob")
