@@ -55,7 +55,7 @@ def parse_duration(text: str) -> timedelta:
 
 def add_moderate_options(parser: argparse.ArgumentParser) -> None:
     """``nard moderate mute|suspend|lift|list`` and their options."""
-    from nard.cli.serve import add_setting_options
+    from nard.cli.serve import add_setting_options, stored_int
 
     actions = parser.add_subparsers(dest="moderation", metavar="ACTION", required=True)
     for kind, text in (
@@ -73,7 +73,7 @@ def add_moderate_options(parser: argparse.ArgumentParser) -> None:
             help="how long: 30m, 12h, 7d, 2w (default: until lifted)",
         )
         action.add_argument(
-            "--report", type=int, default=None, metavar="N", help="the report it answers"
+            "--report", type=stored_int, default=None, metavar="N", help="the report it answers"
         )
         action.add_argument(
             "--by", default="moderator", metavar="NAME", help="who decides (default moderator)"
@@ -81,13 +81,13 @@ def add_moderate_options(parser: argparse.ArgumentParser) -> None:
         add_setting_options(action, "database_url", "data_dir", "redis_url")
     lift = actions.add_parser("lift", help="end a sanction now")
     lift.add_argument(
-        "sanction", type=int, metavar="SANCTION", help="its number (nard moderate list)"
+        "sanction", type=stored_int, metavar="SANCTION", help="its number (nard moderate list)"
     )
     add_setting_options(lift, "database_url", "data_dir")
     listing = actions.add_parser("list", help="the sanctions in force, newest first")
     listing.add_argument("--all", action="store_true", help="every sanction, over or not")
     listing.add_argument(
-        "--limit", type=int, default=50, metavar="N", help="the N newest (default 50)"
+        "--limit", type=stored_int, default=50, metavar="N", help="the N newest (default 50)"
     )
     listing.add_argument("--json", action="store_true", help="one JSON document")
     add_setting_options(listing, "database_url", "data_dir")

@@ -27,6 +27,7 @@ __all__ = [
     "cmd_worker",
     "open_server_database",
     "server_settings",
+    "stored_int",
 ]
 
 
@@ -87,6 +88,18 @@ def cmd_worker(
     return 0
 
 
+def stored_int(text: str) -> int:
+    """An argparse type: a whole number a database column holds (SQLite's and
+    PostgreSQL's 64-bit integers), where a larger one failed in the driver."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if abs(value) >= 1 << 63:
+        raise argparse.ArgumentTypeError(f"{text} is out of range")
+    return value
+
+
 def add_setting_options(parser: argparse.ArgumentParser, *names: str) -> None:
     """The options of the server's settings ``names`` (``database_url``...), as
     ``nard serve`` has them, for a command that works beside the server."""
@@ -101,7 +114,7 @@ def add_reports_options(parser: argparse.ArgumentParser) -> None:
     """``nard reports``: the server's database (as ``nard serve``), how many, the format."""
     add_setting_options(parser, "database_url", "data_dir")
     parser.add_argument(
-        "--limit", type=int, default=50, metavar="N", help="the N newest (default 50)"
+        "--limit", type=stored_int, default=50, metavar="N", help="the N newest (default 50)"
     )
     parser.add_argument("--json", action="store_true", help="one JSON document")
 

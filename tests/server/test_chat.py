@@ -193,6 +193,11 @@ def test_the_moderators_read_the_reports_with_nard_reports(
     assert (only["reporter"], only["reported"], only["message"]) == ("bob", "ann", None)
     assert main(["reports", "--database-url", database_url, "--limit", "0"]) == 2
     assert capsys.readouterr().err.startswith("nard: error: --limit 0")
+    # Past a 64-bit column: a traceback from the database driver, until 2026-12-07.
+    with pytest.raises(SystemExit) as refused:
+        main(["reports", "--database-url", database_url, "--limit", "9" * 20])
+    assert refused.value.code == 2
+    assert "argument --limit: 99999999999999999999 is out of range" in capsys.readouterr().err
 
 
 def test_nard_reports_does_not_make_a_database(

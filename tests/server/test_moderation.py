@@ -36,7 +36,12 @@ class Clock:
 
 
 def moderate(url: str, *args: str) -> int:
-    return main(["moderate", *args, "--database-url", url])
+    """``nard moderate ARGS`` on the database at ``url``: its exit status (argparse's
+    refusals exit as the command line would, 2)."""
+    try:
+        return main(["moderate", *args, "--database-url", url])
+    except SystemExit as exc:
+        return int(exc.code or 0)
 
 
 def test_a_muted_player_cannot_chat_until_the_mute_ends(
@@ -225,6 +230,11 @@ def test_a_guest_is_named_by_number(
         (["suspend", "ann", "--reason", "x", "--report", "7"], "--report 7: no such report"),
         (["lift", "5"], "no sanction #5"),
         (["list", "--limit", "0"], "--limit 0: give 1 or more"),
+        # Numbers past a 64-bit column were a traceback from the database driver.
+        (["lift", "99999999999999999999"], "argument SANCTION: 99999999999999999999 is out"),
+        (["list", "--limit", "9" * 20], "argument --limit: 99999999999999999999 is out of range"),
+        (["mute", "ann", "--reason", "x", "--report", "9" * 19], "argument --report: 9999"),
+        (["lift", "x"], "argument SANCTION: 'x' is not a whole number"),
     ],
 )
 def test_moderation_refuses_what_it_cannot_do(
