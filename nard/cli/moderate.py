@@ -103,9 +103,15 @@ def cmd_moderate(args: argparse.Namespace) -> int:
     settings = server_settings({k: getattr(args, k, None) for k in names})
     now = datetime.now(UTC)
     if args.moderation in ("mute", "suspend"):
+        from nard.server.schemas import check_shown_text
+
         reason = " ".join(args.reason.split())
         if not reason or len(reason) > _REASON_LENGTH:
             raise NardError(f"--reason: give one, of at most {_REASON_LENGTH} characters")
+        try:
+            check_shown_text(reason)  # the player is shown it
+        except ValueError as exc:
+            raise NardError(f"--reason: {exc}") from None
         until = None if args.length is None else now + parse_duration(args.length)
     elif args.moderation == "list" and args.limit < 1:
         raise NardError(f"--limit {args.limit}: give 1 or more")

@@ -40,6 +40,7 @@ __all__ = [
     "SeatView",
     "TableSummary",
     "TableView",
+    "check_shown_text",
     "has_control_characters",
 ]
 
@@ -84,6 +85,13 @@ def _no_bidi_overrides(text: str) -> str:
                 f"direction override U+{ord(char):04X} at position {index + 1} is not allowed"
             )
     return text
+
+
+def check_shown_text(text: str) -> str:
+    """``text``, which players are shown as it is (a chat message, a moderator's
+    reason); :class:`ValueError` naming its first control character or direction
+    override."""
+    return _no_bidi_overrides(_no_control_characters(text))
 
 
 ChatText = Annotated[

@@ -227,6 +227,8 @@ def test_a_guest_is_named_by_number(
         (["mute", "ann", "--reason", "x", "--for", "0h"], "--for '0h': give a whole"),
         (["mute", "ann", "--reason", "x", "--for", "99999w"], "at most 100 years"),
         (["mute", "ann", "--reason", "   "], "--reason: give one"),
+        (["mute", "ann", "--reason", "x\u202ey"], "--reason: direction override U+202E at"),
+        (["mute", "ann", "--reason", "x\x07"], "--reason: control character U+0007 at"),
         (["suspend", "ann", "--reason", "x", "--report", "7"], "--report 7: no such report"),
         (["lift", "5"], "no sanction #5"),
         (["list", "--limit", "0"], "--limit 0: give 1 or more"),
