@@ -459,6 +459,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-processes", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=1, help="alternate the runs this often")
     parser.add_argument(
+        "--no-warm-up",
+        dest="warm_up",
+        action="store_false",
+        help="time from the first run (by default each tree first plays 20 actions a guest, "
+        "untimed, so that a fresh worktree's compiled kernels are cached)",
+    )
+    parser.add_argument(
         "--kinds", action="store_true", help="also the times of each kind of action apart"
     )
     parser.add_argument(
@@ -507,11 +514,14 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         baseline = stack.enter_context(worktree(args.baseline)) if args.baseline else None
         stack.enter_context(cpu_quota(args.cpus))
-        for _ in range(args.rounds):
-            runs = [(f"this tree, {args.processes} process(es)", REPO, args.processes)]
-            if baseline is not None:
-                label = f"{args.baseline}, {args.baseline_processes} process(es)"
-                runs.append((label, baseline, args.baseline_processes))
+        runs = [(f"this tree, {args.processes} process(es)", REPO, args.processes)]
+        if baseline is not None:
+            label = f"{args.baseline}, {args.baseline_processes} process(es)"
+            runs.append((label, baseline, args.baseline_processes))
+        # An untimed short run of each tree first: a fresh worktree's engine compiles
+        # and caches its kernels on first use (numba), which made the baseline's first
+        # round 10-15% slower than its others, with single actions of up to a second.
+        for round_number in range(-1 if args.warm_up else 0, args.rounds):
             for label, code, processes in runs:
                 with database(args.postgres, Path(tempfile.mkdtemp())) as url:
                     result = run(
@@ -519,13 +529,15 @@ def main(argv: list[str] | None = None) -> int:
                         code,
                         url,
                         args.games,
-                        args.actions,
+                        min(args.actions, 20) if round_number < 0 else args.actions,
                         processes,
                         args.redis,
                         args.cores_each,
                         args.redis_for_one,
                         args.watch,
                     )
+                if round_number < 0:
+                    continue
                 print("  " + result.line(), flush=True)
                 if args.kinds:
                     print("    " + result.kinds(), flush=True)
