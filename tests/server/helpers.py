@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -95,3 +97,11 @@ def play_until(
         done += 1
         assert done < 2000, "the game did not end"
     return table
+
+
+def eventually(check: Callable[[], object], what: str = "", limit: float = 20.0) -> None:
+    """Wait (bounded) for the server's background work to make ``check`` true."""
+    deadline = time.monotonic() + limit
+    while not check():
+        assert time.monotonic() < deadline, f"never: {what}" if what else "never happened"
+        time.sleep(0.02)

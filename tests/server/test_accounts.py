@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from nard.server.abuse import LoginThrottle
 from nard.server.models import PlayerRow
 from nard.server.storage import Storage
 from tests.server.conftest import app_on, make_settings, seeded
-from tests.server.helpers import guest, new_table
+from tests.server.helpers import eventually, guest, new_table
 
 COOKIE = "nard_session"
 PASSWORD = "correct horse"
@@ -78,14 +77,6 @@ def me_with_cookie(app: FastAPI, cookie: str) -> Any:
     with TestClient(app) as other:
         other.cookies.set(COOKIE, cookie)
         return other.get("/api/me").json()
-
-
-def eventually(check: Callable[[], bool], limit: float = 20.0) -> None:
-    """Wait (bounded) for the server's background work to make ``check`` true."""
-    deadline = time.monotonic() + limit
-    while not check():
-        assert time.monotonic() < deadline, "never happened"
-        time.sleep(0.02)
 
 
 def subscribed(client: TestClient) -> bool:

@@ -14,9 +14,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from nard.server.service import NewTable, TableService, Watcher
 from nard.server.storage import Storage
 from nard.server.tables import TableRules
 from tests.server.conftest import make_settings, seeded
-from tests.server.helpers import guest, new_table
+from tests.server.helpers import eventually, guest, new_table
 
 LIMITS = "guest=5/minute register=2/minute table=3/minute hint=2/minute action=20/minute"
 START = 20_000 * 86_400.0  # on every window's boundary
@@ -70,14 +69,6 @@ def metric(exposition: str, name: str) -> float:
     found = re.search(rf"^{re.escape(name)} (\S+)$", exposition, re.MULTILINE)
     assert found is not None, f"no {name} in the metrics"
     return float(found.group(1))
-
-
-def eventually(check: Callable[[], bool], limit: float = 20.0) -> None:
-    """Wait (bounded) for the server's background work to make ``check`` true."""
-    deadline = time.monotonic() + limit
-    while not check():
-        assert time.monotonic() < deadline, "never happened"
-        time.sleep(0.02)
 
 
 @pytest.fixture

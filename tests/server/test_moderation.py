@@ -20,8 +20,8 @@ from nard.server import create_app
 from nard.server.app import COOKIE
 from nard.server.storage import Storage
 from tests.server.conftest import app_on, make_settings, seeded
-from tests.server.helpers import guest, join, new_table
-from tests.server.test_accounts import closed_code, csrf, eventually, login, register, subscribed
+from tests.server.helpers import eventually, guest, join, new_table
+from tests.server.test_accounts import closed_code, csrf, login, register, subscribed
 from tests.server.test_chat import _say, _texts
 
 

@@ -15,8 +15,6 @@ import os
 import re
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,17 +32,9 @@ from nard.server.logs import JsonFormatter
 from nard.server.settings import SETTINGS, Settings
 from nard.server.storage import Storage
 from tests.server.conftest import POSTGRES, app_on, make_settings, seeded
-from tests.server.helpers import guest, new_table, play_until
+from tests.server.helpers import eventually, guest, new_table, play_until
 
 REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-
-
-def eventually(check: Callable[[], bool], limit: float = 20.0) -> None:
-    """Wait (bounded) for the server's background work to make ``check`` true."""
-    deadline = time.monotonic() + limit
-    while not check():
-        assert time.monotonic() < deadline, "never happened"
-        time.sleep(0.02)
 
 
 def policy(header: str) -> dict[str, list[str]]:

@@ -8,8 +8,6 @@ silently, with nothing to restart its listener.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,18 +19,10 @@ from redis import Redis
 from nard.server import create_app
 from nard.server.storage import Storage
 from tests.server.conftest import make_settings, seeded
-from tests.server.helpers import act, guest, new_table, simple_command
+from tests.server.helpers import act, eventually, guest, new_table, simple_command
 from tests.server.proxy import TcpProxy
 
 FAST = {"poll_interval": 0.05, "redis_backoff": (0.05, 0.2)}
-
-
-def eventually(check: Callable[[], bool], what: str, limit: float = 20.0) -> None:
-    """Wait for the server's background work to make ``check`` true (bounded)."""
-    deadline = time.monotonic() + limit
-    while not check():
-        assert time.monotonic() < deadline, f"never: {what}"
-        time.sleep(0.02)
 
 
 def readiness(client: TestClient) -> dict[str, Any]:
