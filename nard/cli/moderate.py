@@ -229,7 +229,7 @@ def _lift(storage: Storage, sanction_id: int, now: datetime) -> int:
 def _list(
     storage: Storage, shown: str, now: datetime, every: bool, limit: int, as_json: bool
 ) -> int:
-    from nard.server.storage import aware
+    from nard.server.storage import aware, sanction_lasts
 
     rows: list[dict[str, Any]] = []
     for sanction in storage.sanctions(in_force_at=None if every else now, limit=limit):
@@ -247,7 +247,7 @@ def _list(
                 "at": (aware(sanction.created_at) or now).isoformat(timespec="seconds"),
                 "until": until.isoformat(timespec="seconds") if until else None,
                 "lifted": lifted.isoformat(timespec="seconds") if lifted else None,
-                "in_force": lifted is None and (until is None or until > now),
+                "in_force": sanction_lasts(sanction, now),
             }
         )
     if as_json:
@@ -256,13 +256,12 @@ def _list(
     if not rows:
         print(f"no sanctions {'' if every else 'in force '}in {shown}")
     for row in rows:
-        state = (
-            f"lifted {row['lifted']}"
-            if row["lifted"]
-            else ("until lifted" if row["until"] is None else f"until {row['until']}")
-        )
-        if not row["in_force"] and not row["lifted"]:
-            state = f"over {row['until']}"
+        if row["lifted"]:
+            state = f"lifted {row['lifted']}"
+        elif row["until"] is None:
+            state = "until lifted"
+        else:
+            state = f"{'until' if row['in_force'] else 'over'} {row['until']}"
         answers = f", report #{row['report']}" if row["report"] else ""
         print(
             f"#{row['id']} {row['at']} {row['kind']} {row['player']} {state} by {row['by']}"

@@ -75,6 +75,7 @@ __all__ = [
     "StoredTable",
     "UsernameTakenError",
     "aware",
+    "sanction_lasts",
 ]
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -162,7 +163,8 @@ def _suspended(player_id: Any, at: datetime) -> Any:
     )
 
 
-def _sanction_lasts(row: SanctionRow, at: datetime) -> bool:
+def sanction_lasts(row: SanctionRow, at: datetime) -> bool:
+    """Whether the sanction ``row`` is in force at ``at`` (:func:`_in_force` in SQL)."""
     until = aware(row.until)
     return row.lifted_at is None and (until is None or until > at)
 
@@ -343,15 +345,16 @@ class Storage:
     def end_other_sessions(self, player_id: int, keep_token: str) -> list[str]:
         """Sign the player out everywhere but the session of ``keep_token``; the hashes
         of the sessions ended."""
-        keep = _hash_token(keep_token)
+        return self.end_sessions(player_id, keep=_hash_token(keep_token))
+
+    def end_sessions(self, player_id: int, *, keep: str | None = None) -> list[str]:
+        """Sign the player out everywhere (but the session whose hash is ``keep``); the
+        hashes of the sessions ended."""
+        condition = _sessions.c.player_id == player_id
+        if keep is not None:
+            condition &= _sessions.c.token_hash != keep
         with self.engine.begin() as c:
-            ended = list(
-                c.scalars(
-                    select(_sessions.c.token_hash).where(
-                        _sessions.c.player_id == player_id, _sessions.c.token_hash != keep
-                    )
-                )
-            )
+            ended = list(c.scalars(select(_sessions.c.token_hash).where(condition)))
             c.execute(delete(_sessions).where(_sessions.c.token_hash.in_(ended)))
         return ended
 
@@ -800,7 +803,7 @@ class Storage:
         the sanction, or None when there is none of that number."""
         with self._session() as s:
             row = s.get(SanctionRow, sanction_id)
-            if row is not None and _sanction_lasts(row, at):
+            if row is not None and sanction_lasts(row, at):
                 row.lifted_at = at
             return row
 
@@ -845,15 +848,6 @@ class Storage:
                 )
             )
             return {int(r[0]) for r in rows}
-
-    def end_sessions(self, player_id: int) -> list[str]:
-        """Sign the player out everywhere; the hashes of the sessions ended."""
-        with self.engine.begin() as c:
-            ended = list(
-                c.scalars(select(_sessions.c.token_hash).where(_sessions.c.player_id == player_id))
-            )
-            c.execute(delete(_sessions).where(_sessions.c.token_hash.in_(ended)))
-        return ended
 
     def challenges_for(self, player_id: int, limit: int = 50) -> list[StoredTable]:
         """Tables waiting for ``player_id`` to accept their challenge, newest first; not

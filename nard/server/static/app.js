@@ -289,7 +289,7 @@ function signInBox() {
   return h("section", { id: "signin", class: "card" },
     me ? null : h("form", { onsubmit: async (e) => {
       e.preventDefault();
-      try { signed(await api("POST", "/api/guest", name.value.trim() ? { name: name.value.trim() } : { name: guestName() })); } catch (error) { showError(error); }
+      try { signed(await api("POST", "/api/guest", { name: name.value.trim() || guestName() })); } catch (error) { showError(error); }
     } }, field(t("guest_name"), name), h("button", { type: "submit", id: "guest-button", text: t("play_as_guest") })),
     h("form", { onsubmit: (e) => e.preventDefault() },
       field(t("username"), user), field(t("password"), pass),
