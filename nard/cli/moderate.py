@@ -23,6 +23,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from nard.cli.serve import named
 from nard.core import NardError
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ def cmd_moderate(args: argparse.Namespace) -> int:
         ended = storage.end_sessions(player.id) if args.moderation == "suspend" else []
         told = _tell_servers(settings.redis_url, ended)
         done = "muted" if args.moderation == "mute" else "suspended"
-        print(f"{done} {_named(player)} {_lasting(sanction)}: {reason} (sanction #{sanction.id})")
+        print(f"{done} {named(player)} {_lasting(sanction)}: {reason} (sanction #{sanction.id})")
         if args.moderation == "suspend":
             print(f"{len(ended)} session(s) ended; {told}")
         return 0
@@ -147,16 +148,16 @@ def cmd_moderate(args: argparse.Namespace) -> int:
         storage.close()
 
 
-def _player(storage: Storage, named: str) -> PlayerRow:
+def _player(storage: Storage, name: str) -> PlayerRow:
     """The player a moderator names: ``#ID``, or a username as the server compares them."""
-    text = named.strip()
+    text = name.strip()
     player = None
     if re.fullmatch(r"#[0-9]{1,12}", text):
         player = storage.player(int(text[1:]))
     elif text:
         player = storage.player_by_username(text)
     if player is None:
-        raise NardError(f"no player {named!r} (a username, or #ID as nard reports shows a guest)")
+        raise NardError(f"no player {name!r} (a username, or #ID as nard reports shows a guest)")
     return player
 
 
@@ -166,12 +167,8 @@ def _check_report(storage: Storage, report_id: int, player: PlayerRow) -> None:
         raise NardError(f"--report {report_id}: no such report (nard reports lists them)")
     if report.reported_id != player.id:
         other = storage.player(report.reported_id)
-        about = _named(other) if other else f"#{report.reported_id}"
-        raise NardError(f"report #{report_id} is about {about}, not {_named(player)}")
-
-
-def _named(player: PlayerRow) -> str:
-    return player.username or f"{player.display_name} (guest #{player.id})"
+        about = named(other) if other else f"#{report.reported_id}"
+        raise NardError(f"report #{report_id} is about {about}, not {named(player)}")
 
 
 def _lasting(sanction: SanctionRow) -> str:
@@ -215,7 +212,7 @@ def _lift(storage: Storage, sanction_id: int, now: datetime) -> int:
     if sanction is None:
         raise NardError(f"no sanction #{sanction_id} (nard moderate list --all lists them)")
     player = storage.player(sanction.player_id)
-    whose = f"{sanction.kind} of {_named(player) if player else f'#{sanction.player_id}'}"
+    whose = f"{sanction.kind} of {named(player) if player else f'#{sanction.player_id}'}"
     lifted = aware(sanction.lifted_at)
     if lifted == now:
         print(f"lifted sanction #{sanction_id} ({whose})")
@@ -238,7 +235,7 @@ def _list(
         rows.append(
             {
                 "id": sanction.id,
-                "player": _named(player) if player else f"#{sanction.player_id}",
+                "player": named(player) if player else f"#{sanction.player_id}",
                 "player_id": sanction.player_id,
                 "kind": sanction.kind,
                 "reason": sanction.reason,

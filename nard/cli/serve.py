@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from nard.core import NardError
 
 if TYPE_CHECKING:
+    from nard.server.models import PlayerRow
     from nard.server.settings import Settings
     from nard.server.storage import Storage
 
@@ -25,6 +26,7 @@ __all__ = [
     "cmd_reports",
     "cmd_serve",
     "cmd_worker",
+    "named",
     "open_server_database",
     "server_settings",
     "stored_int",
@@ -119,6 +121,12 @@ def add_reports_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON document")
 
 
+def named(player: PlayerRow) -> str:
+    """A player as the moderators' commands show them: the username, or a guest's name
+    and the number ``nard moderate`` takes (``#ID``)."""
+    return player.username or f"{player.display_name} (guest #{player.id})"
+
+
 def cmd_reports(options: dict[str, Any], limit: int, as_json: bool) -> int:
     """The reports players made to the moderators, newest first: who reported whom,
     when, why, at which table, and the chat message as it was when reported."""
@@ -138,11 +146,7 @@ def cmd_reports(options: dict[str, Any], limit: int, as_json: bool) -> int:
         def name(player_id: int) -> str:
             if player_id not in names:
                 player = storage.player(player_id)
-                names[player_id] = (
-                    f"player {player_id}"
-                    if player is None
-                    else player.username or f"{player.display_name} (guest {player_id})"
-                )
+                names[player_id] = f"player {player_id}" if player is None else named(player)
             return names[player_id]
 
         try:

@@ -792,7 +792,7 @@ def create_app(
     @app.get("/api/tables", response_model=list[TableSummary])
     async def lobby() -> list[TableSummary]:
         """The lobby: open tables and seeks, each with its host's rating."""
-        return with_ratings(store.open_tables())
+        return with_ratings(store.open_tables(service.clock()))
 
     def with_ratings(tables: list[StoredTable]) -> list[TableSummary]:
         ratings = store.ratings_of([t.row.creator_id for t in tables])

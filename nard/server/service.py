@@ -711,7 +711,7 @@ class TableService:
         time control and rating, each player's rating inside the other's range) is
         joined at once; with none, this seek waits in the lobby (docs/server.md)."""
         control = time_control.to_json() if time_control else None
-        for stored in reversed(self.storage.open_tables(limit=200)):
+        for stored in reversed(self.storage.open_tables(self.clock(), limit=200)):
             row = stored.row
             seek = row.settings.get("seek")
             if seek is None or row.creator_id == player.id or bool(row.rated) != rated:
@@ -754,7 +754,7 @@ class TableService:
 
     def challenges(self, player: PlayerRow) -> list[StoredTable]:
         """The tables that challenge ``player`` and wait for an answer."""
-        return self.storage.challenges_for(player.id)
+        return self.storage.challenges_for(player.id, self.clock())
 
     async def decline(self, table_id: str, player: PlayerRow) -> AnyTable:
         """The challenged player says no: the table ends unplayed."""

@@ -620,13 +620,13 @@ class Storage:
                 ).rowcount
             )
 
-    def open_tables(self, limit: int = 50) -> list[StoredTable]:
+    def open_tables(self, at: datetime, limit: int = 50) -> list[StoredTable]:
         """Tables waiting for another person, newest first (no actions loaded); not those
-        of a player suspended now."""
+        of a player suspended at ``at`` (the service's clock)."""
         return self._tables_where(
             (TableRow.status == "waiting")
             & TableRow.public.is_(True)
-            & ~_suspended(TableRow.creator_id, datetime.now(UTC)),
+            & ~_suspended(TableRow.creator_id, at),
             limit,
         )
 
@@ -849,13 +849,13 @@ class Storage:
             )
             return {int(r[0]) for r in rows}
 
-    def challenges_for(self, player_id: int, limit: int = 50) -> list[StoredTable]:
+    def challenges_for(self, player_id: int, at: datetime, limit: int = 50) -> list[StoredTable]:
         """Tables waiting for ``player_id`` to accept their challenge, newest first; not
-        those of a challenger suspended now."""
+        those of a challenger suspended at ``at`` (the service's clock)."""
         return self._tables_where(
             (TableRow.status == "waiting")
             & (TableRow.challenged_id == player_id)
-            & ~_suspended(TableRow.creator_id, datetime.now(UTC)),
+            & ~_suspended(TableRow.creator_id, at),
             limit,
         )
 

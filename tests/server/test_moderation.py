@@ -197,6 +197,32 @@ def test_a_suspended_players_seeks_and_challenges_close(
     storage.close()
 
 
+def test_the_lobby_asks_the_services_clock_whether_a_host_is_suspended(
+    sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Joining asked the service's clock and the lobby lists the real one: past the
+    suspension's end on the service's clock, its tables were refused nobody and listed
+    to nobody. Both lists now ask the service's clock, as joining does."""
+    clock = Clock()
+    app, storage = app_on(sqlite_url, tmp_path, clock=clock)
+    with TestClient(app) as bob, TestClient(app) as ann:
+        bob_h, ann_h = csrf(register(bob, "bob")), csrf(register(ann, "ann"))
+        seek = bob.post("/api/seeks", json={"match_length": 5}, headers=bob_h).json()
+        body = {"opponent": "person", "match_length": 3, "username": "ann"}
+        challenge = bob.post("/api/challenges", json=body, headers=bob_h).json()
+        assert moderate(sqlite_url, "suspend", "bob", "--reason", "abuse", "--for", "1h") == 0
+        capsys.readouterr()
+        assert ann.get("/api/tables").json() == []
+        clock.now += timedelta(hours=1, minutes=1)  # the suspension is over
+        assert [t["id"] for t in ann.get("/api/tables").json()] == [seek["id"]]
+        assert [t["id"] for t in ann.get("/api/challenges").json()] == [challenge["id"]]
+        paired = ann.post("/api/seeks", json={"match_length": 5}, headers=ann_h).json()
+        assert paired["id"] == seek["id"]  # the seek pairs again
+        clock.now -= timedelta(minutes=30)  # back inside it
+        assert ann.get("/api/challenges").json() == []
+    storage.close()
+
+
 def test_a_guest_is_named_by_number(
     sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -206,6 +232,12 @@ def test_a_guest_is_named_by_number(
         table = new_table(ann, ann_h, opponent="person", match_length=3)
         join(table, cat, cat_h)
         cat_id = cat.get("/api/me").json()["id"]
+        said = _say(cat, cat_h, table["id"], "buy gold").json()
+        body = {"reason": "spam", "message_id": said["id"]}
+        assert ann.post("/api/reports", json=body, headers=ann_h).status_code == 201
+        # nard reports named the guest "cat (guest 2)", which nard moderate did not take.
+        assert main(["reports", "--database-url", sqlite_url]) == 0
+        assert f"reported cat (guest #{cat_id}) at table" in capsys.readouterr().out
         assert moderate(sqlite_url, "mute", f"#{cat_id}", "--reason", "spam") == 0
         assert capsys.readouterr().out.startswith(f"muted cat (guest #{cat_id}) until lifted")
         assert _say(cat, cat_h, table["id"], "hi").status_code == 403

@@ -87,7 +87,7 @@ def test_a_seat_is_taken_once(storage: Storage) -> None:
         creator_id=bob.id,
         public=True,
     )
-    assert [t.row.id for t in storage.open_tables()] == ["t2"]
+    assert [t.row.id for t in storage.open_tables(datetime.now(UTC))] == ["t2"]
     carol = storage.create_player("carol")
     dave = storage.create_player("dave")
 
@@ -106,7 +106,7 @@ def test_a_seat_is_taken_once(storage: Storage) -> None:
     stored = storage.load_table("t2")
     assert stored is not None and stored.seats[1].player_id == carol.id
     assert [a.command["name"] for a in stored.actions] == ["carol"]
-    assert stored.row.status == "seeding" and storage.open_tables() == []
+    assert stored.row.status == "seeding" and storage.open_tables(datetime.now(UTC)) == []
     assert {t.row.id for t in storage.tables_of(carol.id)} == {"t2"}
 
 
