@@ -47,7 +47,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Route
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketState
 
@@ -175,6 +175,19 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     429: {"model": ErrorBody, "description": "rate limited (Retry-After says when to retry)"},
 }
 """Every error answer, for the OpenAPI document."""
+
+
+def _allowed_methods(app: FastAPI, scope: Scope) -> str:
+    """The methods the request's path takes, for a 405's ``Allow`` (RFC 9110 requires
+    it): of every route of the path. Starlette's own named only the first route's, and
+    a path served by one route for GET and another for POST was said to take one."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        if isinstance(route, Route) and route.methods:
+            match, _ = route.matches(scope)
+            if match is not Match.NONE:
+                methods |= route.methods
+    return ", ".join(sorted(methods))
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -546,9 +559,13 @@ def create_app(
         return _error(422, "invalid_request", "; ".join(parts) or "invalid request")
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return _error(exc.status_code, code, str(exc.detail))
+        response = _error(exc.status_code, code, str(exc.detail))
+        response.headers.update(exc.headers or {})
+        if exc.status_code == 405:
+            response.headers["Allow"] = _allowed_methods(app, request.scope)
+        return response
 
     def start_session(response: Response, player: PlayerRow) -> Me:
         token, csrf = store.new_auth_session(player.id)
@@ -955,7 +972,10 @@ def create_app(
     @app.post(
         "/api/tables/{table_id}/analyses",
         status_code=202,
-        responses=_errors(401, 403, 404, 409, 429),
+        responses={
+            200: {"description": "an analysis as deep or deeper, made or on its way"},
+            **_errors(401, 403, 404, 409, 429),
+        },
     )
     async def request_analysis(
         table_id: str, body: AnalysisRequest, who: Changing, response: Response
@@ -1292,7 +1312,21 @@ def create_app(
         table = await service.get(_check_id(table_id))
         return {"steps": table.steps}
 
-    @app.get("/api/tables/{table_id}/record.{fmt}", responses=_errors(404))
+    @app.get(
+        "/api/tables/{table_id}/record.{fmt}",
+        response_class=Response,
+        responses={
+            200: {
+                "description": "the match record: fmt is mat, sgf or json",
+                "content": {
+                    "text/plain": {"schema": {"type": "string"}},
+                    "application/x-go-sgf": {"schema": {"type": "string"}},
+                    "application/json": {"schema": {"type": "object"}},
+                },
+            },
+            **_errors(404),
+        },
+    )
     async def record(table_id: str, fmt: str) -> Response:
         table = await service.get(_check_id(table_id))
         text, media = service.export(table, fmt)

@@ -256,7 +256,17 @@ def test_malformed_and_oversized_requests(client: TestClient) -> None:
     assert error_of(client.get("/api/tables/nope")) == (404, "no_such_table")
     assert error_of(client.get("/api/tables/" + "x" * 300)) == (404, "no_such_table")
     assert error_of(client.get("/api/tables/a%00b")) == (404, "no_such_table")
-    assert error_of(client.delete(f"/api/tables/{tid}")) == (405, "method_not_allowed")
+    refused = client.delete(f"/api/tables/{tid}")
+    assert error_of(refused) == (405, "method_not_allowed")
+    # RFC 9110: a 405 names the methods the path takes (it had no Allow, found by
+    # schemathesis on 2026-12-07).
+    assert refused.headers["allow"] == "GET"
+    # ... every method of the path, where each has a route of its own (only the first
+    # route's were named).
+    refused = client.put("/api/challenges", headers=headers)
+    assert error_of(refused) == (405, "method_not_allowed")
+    assert refused.headers["allow"] == "GET, POST"
+    assert client.delete(f"/api/tables/{tid}/chat").headers["allow"] == "GET, POST"
     bad_rules = {"opponent": "computer", "match_length": 0, "raccoons": True}
     assert error_of(client.post("/api/tables", json=bad_rules, headers=headers)) == (
         422,
@@ -276,6 +286,17 @@ def test_the_openapi_document_describes_the_api(client: TestClient) -> None:
     doc = client.get("/openapi.json").json()
     assert "/api/tables/{table_id}/actions" in doc["paths"]
     assert "TableView" in doc["components"]["schemas"]
+    # What the answers are (found by schemathesis on 2026-12-07): an analysis already
+    # made or on its way is a 200 beside the 202 of one queued; a record is a match
+    # file, in the media type of its format, not the JSON the document said.
+    analyses = doc["paths"]["/api/tables/{table_id}/analyses"]["post"]["responses"]
+    assert {"200", "202"} <= set(analyses)
+    record = doc["paths"]["/api/tables/{table_id}/record.{fmt}"]["get"]["responses"]
+    assert set(record["200"]["content"]) == {
+        "text/plain",
+        "application/x-go-sgf",
+        "application/json",
+    }
 
 
 # -- people against each other --------------------------------------------------------
