@@ -3,12 +3,12 @@
 lists, in its media type and its schema.
 
 The first runs against a live server (2026-12-07, 2,300 requests, then 27,188 with the
-fixes below) found no server error, and found that a 405 had no ``Allow`` (required by RFC 9110) and, where a path
-has one route per method, would have named only one of them; that an analysis
-already made answers 200, and a record is a match file, neither of which the
-document said. What the document does not say (rules between fields, control
-characters in text, 2.0 for an integer) is refused with 422, which it lists; a
-generated request may therefore be refused, never answered wrongly."""
+fixes below) found no server error, and found that a 405 had no ``Allow`` (required
+by RFC 9110) and, where a path has one route per method, would have named only one
+of them; that an analysis already made answers 200, and a record is a match file,
+neither of which the document said. What the document does not say (rules between
+fields, control characters in text, 2.0 for an integer) is refused with 422, which
+it lists; a generated request may therefore be refused, never answered wrongly."""
 
 from __future__ import annotations
 
