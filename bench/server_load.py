@@ -23,6 +23,7 @@ p95 under 50 ms with 20 guests, on SQLite and on PostgreSQL.
     python bench/server_load.py --processes 2 --baseline HEAD
     python bench/server_load.py --processes 2 --baseline HEAD --watch
     python bench/server_load.py --games 20 --actions 200 --baseline eb7c044 --cpus 1.5
+    python bench/server_load.py --games 20 --actions 200 --baseline eb7c044 --core-speed 0.8
 
 With ``--watch`` each guest also has its table open in a WebSocket, as the page
 does, on the next process: the players' sockets on other processes than their
@@ -32,7 +33,9 @@ announced on Redis; without it a table is played and watched by nobody else.
 With ``--cpus N`` the whole run (both trees' servers, their engine workers and
 the load generator) gets N cores' worth of CPU time through a cgroup quota:
 a machine whose speed drifts from hour to hour made slower on purpose, so that
-a figure at the speed an issue was filed at can be measured at any hour.
+a figure at the speed an issue was filed at can be measured at any hour. With
+``--core-speed F`` each process of the run gets at most F of a core instead: the
+same number of cores, each slower (bench/README.md says how the two differ).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import random
 import shutil
@@ -49,6 +53,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -293,34 +298,136 @@ def cpu_seconds(pid: int) -> float:
     return sum(stats[p][1] for p in tree if p in stats) / os.sysconf("SC_CLK_TCK")
 
 
+def _cgroup_home() -> tuple[Path, bool]:
+    """This process's cgroup in the CPU controller's hierarchy, and whether it is
+    cgroup v2 (``cpu.max``) rather than v1 (``cpu.cfs_quota_us``)."""
+    root = Path("/sys/fs/cgroup")
+    lines = Path("/proc/self/cgroup").read_text().splitlines()
+    if (root / "cgroup.controllers").exists():  # v2: "0::/path"
+        return root / next(x for x in lines if x.startswith("0::")).split(":", 2)[2].lstrip(
+            "/"
+        ), True
+    line = next(x for x in lines if "cpu" in x.split(":")[1].split(","))  # "N:cpu,cpuacct:/p"
+    return root / "cpu" / line.split(":", 2)[2].lstrip("/"), False
+
+
+def _limit(group: Path, v2: bool, cores: float | None) -> None:
+    """Make ``group`` and give it ``cores`` cores' worth of CPU time (None: no limit),
+    over a period of 1 ms, or as little more as a quota of at least 1 ms (the kernel's
+    least) needs: short periods, so that a process waits for its quota in short
+    spells, as on a slower machine, not in long ones."""
+    group.mkdir()
+    if cores is None:
+        return
+    period = max(1000, math.ceil(1000 / cores))
+    quota = round(cores * period)
+    if v2:
+        (group / "cpu.max").write_text(f"{quota} {period}")
+    else:
+        (group / "cpu.cfs_period_us").write_text(str(period))
+        (group / "cpu.cfs_quota_us").write_text(str(quota))
+
+
+def _remove(group: Path) -> None:
+    """Remove a cgroup and the groups under it once their processes have left."""
+    for child in sorted((p for p in group.iterdir() if p.is_dir()), reverse=True):
+        _remove(child)
+    for _ in range(50):  # the servers' last processes may take a moment to leave
+        try:
+            group.rmdir()
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def core_speed(speed: float | None) -> Iterator[None]:
+    """Run what follows as on a machine whose cores are ``speed`` times as fast as
+    this one's, as far as CPU quotas can: this process (the load generator) and every
+    process it starts, and every process those start (the servers, their engine
+    workers), each get at most ``speed`` of a core, through a cgroup each (a thread
+    places each new process in a group of its own within some 20 milliseconds of
+    its start). ``--cpus`` takes the whole run down to fewer cores' worth of time, which
+    also takes from a multi-process server the parallelism a slower 2-core machine
+    would still give it (its engine worker on the other core); this keeps the
+    number of cores and slows each. Needs root; None: no quota. Processes outside
+    the run (PostgreSQL's) keep the machine's speed, as with ``--cpus``."""
+    if speed is None:
+        yield
+        return
+    home, v2 = _cgroup_home()
+    top = home / f"nard-bench-{os.getpid()}"
+    try:
+        _limit(top, v2, None)
+        if v2:
+            (top / "cgroup.subtree_control").write_text("+cpu")
+        _limit(top / "load", v2, speed)
+        (top / "load" / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            _remove(top)
+        sys.exit(f"server_load.py: cannot set CPU quotas in {top}: {exc}")
+    placed = {os.getpid()}
+    stop = threading.Event()
+
+    def place() -> None:
+        while not stop.wait(0.02):
+            for pid in _descendants(os.getpid()) - placed:
+                group = top / f"p{pid}"
+                try:
+                    _limit(group, v2, speed)
+                    (group / "cgroup.procs").write_text(str(pid))
+                except OSError:
+                    continue  # it ended before it could be placed
+                placed.add(pid)
+
+    placing = threading.Thread(target=place, daemon=True)
+    placing.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        placing.join()
+        (home / "cgroup.procs").write_text(str(os.getpid()))
+        _remove(top)
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes under ``pid`` (its children, theirs, ...), from Linux's
+    /proc/PID/task/TID/children (cheap: only the tree's own files are read)."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = list(Path(f"/proc/{parent}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                children = {int(c) for c in (task / "children").read_text().split()}
+            except OSError:
+                continue
+            todo += children - found
+            found |= children
+    return found
+
+
 @contextlib.contextmanager
 def cpu_quota(cpus: float | None) -> Iterator[None]:
     """Run what follows (this process and every process it starts: the servers, their
     engine workers, the load generator) within ``cpus`` cores' worth of CPU time, a
-    Linux cgroup's CFS quota over a 1 ms period (cgroup v2's ``cpu.max`` or v1's
+    Linux cgroup's CFS quota over a period of about 1 ms (cgroup v2's ``cpu.max`` or v1's
     ``cpu.cfs_quota_us``): the machine made slower, the same for both trees, to
     measure at a chosen speed rather than whatever speed the machine has that hour.
     Needs write access to the cgroup file system (root); None: no quota."""
     if cpus is None:
         yield
         return
-    period = 1000
-    quota = max(1000, round(cpus * period))
-    name = f"nard-bench-{os.getpid()}"
-    root = Path("/sys/fs/cgroup")
-    lines = Path("/proc/self/cgroup").read_text().splitlines()
-    if (root / "cgroup.controllers").exists():  # v2: "0::/path"
-        home = root / next(x for x in lines if x.startswith("0::")).split(":", 2)[2].lstrip("/")
-        group, limit = home / name, [("cpu.max", f"{quota} {period}")]
-    else:  # v1: "N:cpu,cpuacct:/path"
-        line = next(x for x in lines if "cpu" in x.split(":")[1].split(","))
-        home = root / "cpu" / line.split(":", 2)[2].lstrip("/")
-        group = home / name
-        limit = [("cpu.cfs_period_us", str(period)), ("cpu.cfs_quota_us", str(quota))]
+    home, v2 = _cgroup_home()
+    group = home / f"nard-bench-{os.getpid()}"
     try:
-        group.mkdir()
-        for file, value in limit:
-            (group / file).write_text(value)
+        _limit(group, v2, cpus)
         (group / "cgroup.procs").write_text(str(os.getpid()))
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -330,12 +437,7 @@ def cpu_quota(cpus: float | None) -> Iterator[None]:
         yield
     finally:
         (home / "cgroup.procs").write_text(str(os.getpid()))
-        for _ in range(50):  # the servers' last processes may take a moment to leave
-            try:
-                group.rmdir()
-                break
-            except OSError:
-                time.sleep(0.1)
+        _remove(group)
 
 
 def core_sets(processes: int, cores_each: int | None) -> list[set[int] | None]:
@@ -499,11 +601,23 @@ def main(argv: list[str] | None = None) -> int:
         "2-core machine eb7c044 made 145-152 actions/s on SQLite, inside the range issue "
         "27 was filed at)",
     )
+    parser.add_argument(
+        "--core-speed",
+        type=float,
+        default=None,
+        help="run each process (the load generator, each server, each engine worker) within "
+        "this fraction of a core (a cgroup quota each; needs root): a machine with as many "
+        "cores, each this much slower",
+    )
     args = parser.parse_args(argv)
+    if args.cpus and args.core_speed:
+        parser.error("--cpus and --core-speed are two ways of slowing the run: give one")
     where = "PostgreSQL" if args.postgres else "SQLite"
     confined = f", {args.cores_each} core(s) per server process" if args.cores_each else ""
     if args.cpus:
         confined += f", within {args.cpus:g} cores' worth of CPU time"
+    if args.core_speed:
+        confined += f", each process within {args.core_speed:g} of a core"
     if args.watch:
         confined += ", each guest watching its table on the next process"
     print(
@@ -514,6 +628,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         baseline = stack.enter_context(worktree(args.baseline)) if args.baseline else None
         stack.enter_context(cpu_quota(args.cpus))
+        stack.enter_context(core_speed(args.core_speed))
         runs = [(f"this tree, {args.processes} process(es)", REPO, args.processes)]
         if baseline is not None:
             label = f"{args.baseline}, {args.baseline_processes} process(es)"
