@@ -87,6 +87,7 @@ from nard.server.schemas import (
     PasswordRequest,
     Profile,
     RatedMatch,
+    RegistrationRequest,
     ReportRequest,
     RolloutRequest,
     SeatView,
@@ -666,7 +667,7 @@ def create_app(
 
     @app.post("/api/register", response_model=Me, responses=_errors(403, 409, 429))
     async def register(
-        body: CredentialsRequest, request: Request, response: Response, who: Auth
+        body: RegistrationRequest, request: Request, response: Response, who: Auth
     ) -> Me:
         """An account (a guest who registers keeps their games); the session id changes."""
         _same_origin(request)

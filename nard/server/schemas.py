@@ -7,6 +7,7 @@ page's client is written against.
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -14,12 +15,18 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
     StrictBool,
     StrictInt,
     StringConstraints,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from nard.engine import Level
+from nard.match import GameAction
+from nard.server.chouette import MEMBER_ACTIONS
+from nard.server.usernames import MAX_LENGTH, MIN_LENGTH
 
 __all__ = [
     "ActionRequest",
@@ -36,6 +43,7 @@ __all__ = [
     "Me",
     "NewTableRequest",
     "PasswordRequest",
+    "RegistrationRequest",
     "ResultView",
     "SeatView",
     "TableSummary",
@@ -65,17 +73,59 @@ def _no_control_characters(text: str) -> str:
 
 
 _CLEAN = AfterValidator(_no_control_characters)
+
+
+@dataclass(frozen=True)
+class _Documented:
+    """What the OpenAPI document says of a value beyond what pydantic checks itself:
+    the rule is checked elsewhere (a validator of ours, the service) with its own
+    error message, and the document tells clients of it."""
+
+    extra: tuple[tuple[str, Any], ...]
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        schema.update(self.extra)
+        return schema
+
+
+def _documented(**extra: Any) -> _Documented:
+    return _Documented(tuple(extra.items()))
+
+
+_CONTROL_CLASS = "\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029"
+_NO_CONTROL = _documented(pattern=f"^[^{_CONTROL_CLASS}]*$")
+"""The control characters :func:`has_control_characters` finds, as a JSON Schema
+pattern (ECMA-262) excluding them."""
+_SHOWN = _documented(pattern=f"^[^{_CONTROL_CLASS}\\u202a-\\u202e]*$")
+"""The same, and no direction overrides: text shown to players as it is."""
 GuestName = Annotated[
     str, StringConstraints(min_length=1, max_length=24, pattern=r"^[\w .\-]+$"), _CLEAN
 ]
-Username = Annotated[str, StringConstraints(min_length=1, max_length=64), _CLEAN]
-Password = Annotated[str, StringConstraints(min_length=8, max_length=200), _CLEAN]
-CurrentPassword = Annotated[str, StringConstraints(min_length=1, max_length=200), _CLEAN]
-Seed = Annotated[str, StringConstraints(min_length=1, max_length=64), _CLEAN]
+Username = Annotated[str, StringConstraints(min_length=1, max_length=64), _CLEAN, _NO_CONTROL]
+Password = Annotated[str, StringConstraints(min_length=8, max_length=200), _CLEAN, _NO_CONTROL]
+CurrentPassword = Annotated[
+    str, StringConstraints(min_length=1, max_length=200), _CLEAN, _NO_CONTROL
+]
+Seed = Annotated[str, StringConstraints(min_length=1, max_length=64), _CLEAN, _NO_CONTROL]
 """A contribution to the dice (its own rules are checked by the table, too)."""
-Invite = Annotated[str, StringConstraints(max_length=64), _CLEAN]
-ActionName = Annotated[str, StringConstraints(min_length=1, max_length=20), _CLEAN]
-PlayText = Annotated[str, StringConstraints(max_length=200), _CLEAN]
+Invite = Annotated[str, StringConstraints(max_length=64), _CLEAN, _NO_CONTROL]
+ActionName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=20),
+    _CLEAN,
+    _documented(
+        enum=sorted(
+            {a.value for a in GameAction if a is not GameAction.OPENING_ROLL} | set(MEMBER_ACTIONS)
+        )
+    ),
+]
+"""A seat's action: one of the rules' own (the opening roll is the table's), or a
+chouette member's ``agree`` or ``refuse`` to the captain's double; any other name is
+refused by the rules with a message that names it."""
+PlayText = Annotated[str, StringConstraints(max_length=200), _CLEAN, _NO_CONTROL]
 
 
 def _no_bidi_overrides(text: str) -> str:
@@ -95,11 +145,15 @@ def check_shown_text(text: str) -> str:
 
 
 ChatText = Annotated[
-    str, StringConstraints(min_length=1, max_length=300), _CLEAN, AfterValidator(_no_bidi_overrides)
+    str,
+    StringConstraints(min_length=1, max_length=300),
+    _CLEAN,
+    AfterValidator(_no_bidi_overrides),
+    _SHOWN,
 ]
 """A chat message: no control characters, no direction overrides (which would turn
 the text around it in the page)."""
-Reason = Annotated[str, StringConstraints(min_length=1, max_length=500), _CLEAN]
+Reason = Annotated[str, StringConstraints(min_length=1, max_length=500), _CLEAN, _NO_CONTROL]
 
 
 class _Strict(BaseModel):
@@ -125,8 +179,26 @@ class GuestRequest(_Strict):
 
 
 class CredentialsRequest(_Strict):
+    """Sign in: a username as it was registered (or one that compares equal to it)."""
+
     username: Username
     password: Password
+
+
+class RegistrationRequest(CredentialsRequest):
+    """A new account. The username is checked by
+    :func:`nard.server.usernames.check_username` (on its NFKC form: letters of one
+    script, their marks, digits of one system, ``. - _``), whose message names what
+    is wrong."""
+
+    username: Annotated[
+        Username,
+        _documented(
+            minLength=MIN_LENGTH,
+            maxLength=MAX_LENGTH,
+            description=f"{MIN_LENGTH}-{MAX_LENGTH} characters once normalised (NFKC)",
+        ),
+    ]
 
 
 class PasswordRequest(_Strict):
@@ -392,7 +464,7 @@ class ReportRequest(_Strict):
     table_id: Invite | None = None
 
 
-PositionText = Annotated[str, StringConstraints(min_length=1, max_length=120), _CLEAN]
+PositionText = Annotated[str, StringConstraints(min_length=1, max_length=120), _CLEAN, _NO_CONTROL]
 """A Position ID, ``POSITION_ID:MATCH_ID`` (gnubg) or ``XGID=...``."""
 Die = Annotated[int, Field(strict=True, ge=1, le=6)]
 

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
+from typing import Any
 
 from fastapi.testclient import TestClient
 
+from nard.match import GameAction
+from nard.match.commands import Command
 from nard.match.verify import verify_record
 from nard.notation.json_record import read_json
 from nard.notation.mat import read_mat
 from nard.notation.sgf import read_sgf
+from nard.server.chouette import parse_command
+from nard.server.schemas import has_control_characters
+from nard.server.usernames import MAX_LENGTH, MIN_LENGTH
 from tests.server.conftest import app_on
 from tests.server.helpers import act, guest, new_table, play_until, simple_command
 
@@ -297,6 +304,63 @@ def test_the_openapi_document_describes_the_api(client: TestClient) -> None:
         "application/x-go-sgf",
         "application/json",
     }
+
+
+def test_the_openapi_document_states_the_rules_it_can(client: TestClient) -> None:
+    """The rules a schema can carry are in the document, so that a client generated
+    from it refuses what the server would: the actions a seat may send, the control
+    characters no text takes (and the direction overrides no shown text takes), a new
+    username's length. The server still checks each itself, with its own message."""
+    doc = client.get("/openapi.json").json()
+    schemas = doc["components"]["schemas"]
+    action = schemas["ActionRequest"]["properties"]["action"]
+    seat_actions = {a.value for a in GameAction} - {GameAction.OPENING_ROLL.value}
+    assert set(action["enum"]) == seat_actions | {"agree", "refuse"}  # a chouette's too
+    for name in action["enum"]:  # each is one the rules take by that name
+        command = {"action": name, "play": "8/5 6/5"} if name == "play" else {"action": name}
+        if name in ("agree", "refuse"):
+            assert parse_command(command)["action"] == name
+        else:
+            assert Command.from_json(command).action.value == name
+    headers = guest(client)
+    table = new_table(client, headers, match_length=1)
+    refused = client.post(
+        f"/api/tables/{table['id']}/actions", json={"action": "fly"}, headers=headers
+    )
+    assert refused.status_code == 422 and "unknown action 'fly'" in refused.text
+
+    def pattern(schema: dict[str, Any]) -> str:
+        found = [s["pattern"] for s in schema.get("anyOf", [schema]) if "pattern" in s]
+        assert len(found) == 1, schema
+        text: str = found[0]
+        return text
+
+    plain = pattern(schemas["ActionRequest"]["properties"]["play"])
+    shown = pattern(schemas["ChatRequest"]["properties"]["text"])
+    for model, field in [
+        ("CredentialsRequest", "username"),
+        ("CredentialsRequest", "password"),
+        ("JoinRequest", "contribution"),
+        ("ContributionRequest", "contribution"),
+        ("ReportRequest", "reason"),
+        ("EngineMoveRequest", "position"),
+    ]:
+        assert pattern(schemas[model]["properties"][field]) == plain, (model, field)
+    # The patterns say what the server's own check says, character by character.
+    for code in [*range(0x3000), *range(0xFE00, 0x10000)]:
+        char = chr(code)
+        if 0xD800 <= code < 0xE000:
+            continue
+        text = f"a{char}b"
+        assert (re.fullmatch(plain, text) is None) == has_control_characters(text), hex(code)
+        bidi = 0x202A <= code <= 0x202E
+        assert (re.fullmatch(shown, text) is None) == (has_control_characters(text) or bidi)
+    registration = doc["paths"]["/api/register"]["post"]["requestBody"]["content"]
+    name = schemas[registration["application/json"]["schema"]["$ref"].split("/")[-1]]
+    username = name["properties"]["username"]
+    assert (username["minLength"], username["maxLength"]) == (MIN_LENGTH, MAX_LENGTH)
+    short = client.post("/api/register", json={"username": "ab", "password": "long enough"})
+    assert short.status_code == 422 and "usernames have 3 to 24" in short.text
 
 
 # -- people against each other --------------------------------------------------------
