@@ -427,6 +427,24 @@ class FairDice:
         """Player 0's die, then player 1's (two consecutive counters)."""
         return (self._next_die(), self._next_die())
 
+    def upcoming_roll(self) -> Dice:
+        """The dice the next :meth:`roll` will give, without rolling them: for the
+        holder of the seed alone (a server preparing its own computer's play while
+        that computer decides, without them, whether to double). Never to be shown.
+
+        >>> fair = FairDice(bytes(range(32)), "nard")
+        >>> fair.upcoming_roll() == fair.roll(), fair.dice_used
+        (True, 2)
+        """
+        if self._revealed:
+            raise SeedRevealedError(
+                f"the server seed was revealed after {self._counter} dice: no more rolls"
+            )
+        return (
+            _die(self._server_seed, self.client_seed, self._counter),
+            _die(self._server_seed, self.client_seed, self._counter + 1),
+        )
+
     def reveal(self) -> str:
         """The server seed as 64 hex digits; the source rolls no more after this."""
         self._revealed = True

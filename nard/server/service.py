@@ -81,7 +81,7 @@ from nard.match.dice import (
     check_contribution,
     seed_commitment,
 )
-from nard.match.game import Decision, Game, MatchStateError
+from nard.match.game import Decision, Game, GameAction, MatchStateError
 from nard.match.rating import INITIAL_RATING
 from nard.notation.json_record import write_json
 from nard.notation.mat import write_mat
@@ -338,6 +338,9 @@ class TableService:
         self._thinking_waiters: dict[str, list[asyncio.Future[None]]] = {}
         """The requests waiting for the computer's turns at a table to end."""
         self._held: dict[str, int] = {}  # table -> the sequence number this process leases
+        self._prepared: dict[str, tuple[Any, asyncio.Future[dict[str, Any]]]] = {}
+        """A computer's play asked for with its cube decision (:meth:`_ask_engine`): what
+        it was asked for, and the answer to come."""
         self.spectator_interval = spectator_interval
         # The latest state the spectators of a table are due, and who they were.
         self._spectator_text: dict[str, tuple[str, list[Watcher]]] = {}
@@ -1492,11 +1495,13 @@ class TableService:
                     while self._computer_waits(table):
                         entries += await self._computer_step(table)
                 except Exception:
+                    self._forget_prepared(table_id)
                     log.exception("the computer failed to decide at table %s", table_id)
                     self.metrics.computer_failures.inc()
                     self._drop(table_id)  # it may have taken some steps: reload
                     self.storage.release_lease(table_id, self.origin)
                     return
+                self._forget_prepared(table_id)  # the computer doubled: its play waits
                 self._stamp(table, entries, self.now_ms())
                 try:
                     await self._commit(table_id, before, entries, status=table.status)
@@ -1530,9 +1535,7 @@ class TableService:
         if self._thinkers is not None:
             self._queued += 1
             try:
-                data = await self._thinkers.decide(
-                    level, DecisionSnapshot.of(game), table.match_length, table.games.score
-                )
+                data = await self._ask_engine(table, game, level)
             finally:
                 self._queued -= 1
             command = Command.from_json(data)
@@ -1547,6 +1550,56 @@ class TableService:
             )
         self.metrics.think_seconds.observe(time.perf_counter() - started)
         return table.act(seat, command)
+
+    async def _ask_engine(self, table: LiveTable, game: Game, level: Level) -> dict[str, Any]:
+        """The engine workers' answer to the computer's decision in ``game``.
+
+        Where the computer decides whether to double before it rolls, its play after
+        the roll is asked for in the same write, as a second decision the worker takes
+        after the first, from a snapshot of its own with the dice the table's seed
+        gives next; the cube decision's snapshot has no dice, as always. If the
+        computer rolls, its play is then ready (or on its way) when the table asks for
+        it, a trip to the worker sooner: a computer's turn with a cube decision took
+        two trips, each a wait for the worker's queue and for turns of the event loop.
+        If it doubles, or the table is not at that play when it asks (a take changed
+        the cube), the prepared answer is dropped."""
+        assert self._thinkers is not None
+        await self._thinkers.warm_up()
+        snapshot = DecisionSnapshot.of(game)
+        context = (level, snapshot, table.match_length, table.games.score)
+        prepared = self._prepared.pop(table.id, None)
+        if prepared is not None:
+            if prepared[0] == context:
+                return await prepared[1]
+            prepared[1].cancel()
+        questions = [context]
+        after = self._play_after_roll(table, snapshot)
+        if after is not None:
+            questions.append((level, after, table.match_length, table.games.score))
+        futures = self._thinkers.ask(questions)
+        if after is not None:
+            self._prepared[table.id] = (questions[1], futures[1])
+        return await futures[0]
+
+    @staticmethod
+    def _play_after_roll(table: LiveTable, snapshot: DecisionSnapshot) -> DecisionSnapshot | None:
+        """The snapshot of the computer's play if it rolls now, where that play is a
+        choice (not forced) and the table's fair dice say what it rolls; else None."""
+        fair = table.fair_dice
+        if (
+            snapshot.decision is not Decision.ROLL
+            or fair is None
+            or fair.is_revealed
+            or table.dice.source is not fair
+        ):
+            return None
+        after = replace(
+            snapshot,
+            decision=Decision.PLAY,
+            legal=frozenset({GameAction.PLAY, GameAction.RESIGN}),
+            dice=fair.upcoming_roll(),
+        )
+        return None if forced_command(after) is not None else after
 
     # -- the cache -----------------------------------------------------------------
     async def _current(self, table_id: str) -> AnyTable:
@@ -1589,7 +1642,13 @@ class TableService:
         if len(self._live) > self.cache_size:
             self._evict(keep=self.cache_size)
 
+    def _forget_prepared(self, table_id: str) -> None:
+        prepared = self._prepared.pop(table_id, None)
+        if prepared is not None:
+            prepared[1].cancel()  # the worker's answer, when it comes, is dropped
+
     def _drop(self, table_id: str) -> None:
+        self._forget_prepared(table_id)
         self._live.pop(table_id, None)
         self._last_chat.pop(table_id, None)
         self._used.pop(table_id, None)

@@ -36,6 +36,7 @@ import pickle
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,10 +193,11 @@ class _Worker:
     warm: bool = False
     """Whether the worker said it has loaded the engine and compiled its kernels."""
 
-    def send(self, request: Request) -> None:
+    def send(self, *requests: Request) -> None:
+        """The requests, in one write: the worker answers them in this order."""
         stdin = self.process.stdin
         assert stdin is not None
-        stdin.write(_frame(request))
+        stdin.write(b"".join(_frame(r) for r in requests))
         stdin.flush()
 
 
@@ -243,15 +245,31 @@ class ThinkerPool:
     ) -> dict[str, Any]:
         """The command's JSON, from the least busy worker."""
         await self.warm_up()
+        return await self.ask([(level, snapshot, match_length, score)])[0]
+
+    def ask(
+        self, questions: Sequence[tuple[Level, DecisionSnapshot, int, tuple[int, int]]]
+    ) -> list[asyncio.Future[dict[str, Any]]]:
+        """Each decision's command (its JSON) to come, from the least busy worker,
+        which takes them in one write and answers them in this order, each decided
+        from its own snapshot alone. The workers must be started (:meth:`warm_up`)."""
+        if not self._workers:
+            raise ThinkingFailedError("the engine workers are not started")
         worker = min(self._workers, key=lambda w: len(w.waiting))
-        request: Request = (next(self._numbers), level.value, snapshot, match_length, score)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        worker.waiting[request[0]] = (future, request)
+        loop = asyncio.get_running_loop()
+        requests: list[Request] = []
+        futures: list[asyncio.Future[dict[str, Any]]] = []
+        for level, snapshot, match_length, score in questions:
+            request: Request = (next(self._numbers), level.value, snapshot, match_length, score)
+            future: asyncio.Future[dict[str, Any]] = loop.create_future()
+            worker.waiting[request[0]] = (future, request)
+            requests.append(request)
+            futures.append(future)
         try:
-            worker.send(request)
+            worker.send(*requests)
         except OSError:
             self._restart(worker)
-        return await future
+        return futures
 
     def _answered(self, worker: _Worker) -> None:
         stdout = worker.process.stdout
@@ -299,7 +317,7 @@ class ThinkerPool:
         self._workers.append(fresh)
         for number, (future, request) in worker.waiting.items():
             fresh.waiting[number] = (future, request)
-            fresh.send(request)
+        fresh.send(*(request for _, request in worker.waiting.values()))
 
     def _forget(self, worker: _Worker) -> None:
         self._workers.remove(worker)

@@ -371,3 +371,88 @@ def test_the_callers_waiting_for_the_computer_share_one_thinking(sqlite_url: str
     finally:
         service.close()
         storage.close()
+
+
+def _played_with_workers(
+    sqlite_url: str, tmp_path: Path, prepare: bool
+) -> tuple[list[dict[str, Any]], list[list[Any]]]:
+    """A 5-point match of the simple player against the expert thinking in a worker
+    process (the same seeds every time): the stored log, and the decisions asked of
+    the worker, write by write (``prepare``: the computer's play asked for with its
+    cube decision, as the server does)."""
+    from fastapi.testclient import TestClient
+
+    from nard.server import create_app
+    from nard.server.storage import Storage
+    from nard.server.thinking import ThinkerPool
+    from tests.server.conftest import make_settings, seeded
+    from tests.server.helpers import guest, new_table, play_until
+
+    writes: list[list[Any]] = []
+    asked = ThinkerPool.ask
+
+    def ask(pool: ThinkerPool, questions: Any) -> Any:
+        writes.append([snapshot for _, snapshot, _, _ in questions])
+        return asked(pool, questions)
+
+    storage = Storage(sqlite_url)
+    settings = make_settings(sqlite_url, tmp_path, engine_processes=1)
+    app = create_app(settings, storage, server_seeds=seeded(7))
+    service = app.state.service
+    if not prepare:
+        service._play_after_roll = lambda table, snapshot: None
+    with pytest.MonkeyPatch.context() as patch, TestClient(app) as client:
+        patch.setattr(ThinkerPool, "ask", ask)
+        headers = guest(client)
+        table = new_table(client, headers, match_length=5)
+        while table["status"] == "playing":
+            table = play_until(client, table, headers)
+            assert table["status"] != "playing" or table["to_act"] == table["you"]
+        log = [dict(a.command) for a in storage.actions_since(table["id"], 0)]
+        assert not service._prepared  # nothing kept for a table whose match is over
+    storage.close()
+    return log, writes
+
+
+def test_the_computers_play_is_asked_for_with_its_cube_decision(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """Where the computer decides whether to double, its play after the roll is asked
+    for in the same write to the worker, a trip sooner (2026-12-07: a computer's turn
+    with a cube decision took two trips, each a wait for the worker's queue and the
+    event loop). The cube decision is still made from a snapshot without dice, the
+    play from one with the dice the table then rolls; a play prepared for a roll that
+    does not come (the computer doubled) is dropped, and the match is move for move
+    the one played without preparing."""
+    from nard.match.game import Decision
+
+    log, writes = _played_with_workers(sqlite_url, tmp_path, prepare=True)
+    plain_log, plain_writes = _played_with_workers(
+        str(sqlite_url).replace(".db", "-plain.db"), tmp_path / "plain", prepare=False
+    )
+    assert [{k: v for k, v in a.items() if k != "at"} for a in log] == [
+        {k: v for k, v in a.items() if k != "at"} for a in plain_log
+    ]
+    paired = [w for w in writes if len(w) == 2]
+    assert paired and all(len(w) <= 2 for w in writes)
+    for cube, play in paired:
+        assert cube.decision is Decision.ROLL and cube.dice is None
+        assert play.decision is Decision.PLAY and play.dice is not None
+        assert play.position == cube.position and play.cube_value == cube.cube_value
+    # Each prepared play was used (the computer rolled those dice: no write asked for
+    # it again) or dropped (it doubled), and the doubles happened in this match.
+    doubled = sum(a.get("action") == "double" for a in log)
+    assert doubled and len(paired) < len(writes)
+
+    def key(s: Any) -> tuple[Any, ...]:
+        return (s.position, s.dice, s.cube_value, s.cube_owner)
+
+    asked_alone = [key(w[0]) for w in writes if len(w) == 1]
+    assert not {key(play) for _, play in paired} & set(asked_alone)
+    # After a double the same dice come at the same position, with the cube turned:
+    # that play is asked for afresh.
+    again = {(s[0], s[1]) for s in asked_alone} & {(p.position, p.dice) for _, p in paired}
+    assert 0 < len(again) <= doubled
+    # Every prepared play that was used saved a write; a dropped one cost nothing else.
+    used = len(paired) - len(again)
+    assert used > 0 and len(writes) == len(plain_writes) - used
