@@ -51,6 +51,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketState
 
+from nard import __version__
 from nard.match.clock import PRESETS, TimeControl, TimeControlError
 from nard.notation.json_record import write_json
 from nard.server.abuse import (
@@ -112,6 +113,7 @@ from nard.server.storage import (
     StoredTable,
     UsernameTakenError,
     aware,
+    schema_revisions,
 )
 from nard.server.tables import TableRules
 from nard.server.usernames import InvalidUsernameError, canonical_username, check_username
@@ -595,12 +597,12 @@ def create_app(
     # -- operations ------------------------------------------------------------------
     @app.get("/healthz", response_model=Health, tags=["operations"])
     async def healthz() -> Health:
-        """Liveness: the process answers."""
-        return Health(status="ok")
+        """Liveness: the process answers (and says which version it runs)."""
+        return Health(status="ok", version=__version__)
 
     @app.get("/api/health", response_model=Health, include_in_schema=False)
     async def health() -> Health:
-        return Health(status="ok")
+        return Health(status="ok", version=__version__)
 
     @app.get(
         "/readyz",
@@ -612,10 +614,20 @@ def create_app(
         """Readiness: the database answers and the computer's engine is warm (``starting``,
         503, while its kernels load or compile); with Redis, whether its subscription is
         up (while it is down the process still serves correct state, polling the
-        database: ``degraded``)."""
+        database: ``degraded``); and whether the database's schema is this code's
+        (``degraded`` where newer code has migrated it, as in a rolling upgrade: the
+        process still serves, and says it is due to be replaced)."""
+        migration: str | None = None
         try:
-            await asyncio.to_thread(store.ping)
+            revision = await asyncio.to_thread(store.ping)
             database = "ok"
+            head, known = schema_revisions()
+            if revision == head:
+                migration = "current"
+            elif revision is None or revision in known:
+                migration = f"behind this server: {revision or 'never migrated'}"
+            else:
+                migration = f"ahead of this server: {revision}"
         except Exception as exc:  # any driver error: report it, never raise
             database = f"unreachable: {str(exc).splitlines()[0][:200]}"
         redis = None if settings.redis_url is None else ("up" if service.redis_ok else "down")
@@ -624,13 +636,15 @@ def create_app(
             status = "unavailable"
         elif engine == "warming":
             status = "starting"
-        elif redis == "down":
+        elif redis == "down" or migration != "current":
             status = "degraded"
         else:
             status = "ready"
         body = Health(
             status=status,  # type: ignore[arg-type]
+            version=__version__,
             database=database,
+            migration=migration,
             redis=redis,
             engine=engine,  # type: ignore[arg-type]
         )

@@ -21,6 +21,7 @@ metric                                 what
 ``nard_redis_messages_total``          announcements heard on Redis (watched tables, sign-outs)
 ``nard_redis_published_total``         announcements published on Redis (followed tables, ...)
 ``nard_rate_limited_total``            requests refused by a limit, by policy
+``nard_build_info``                    1, labelled with nard's version and schema revision
 =====================================  ==========================================
 """
 
@@ -28,7 +29,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    Info,
+    generate_latest,
+)
+
+from nard import __version__
+from nard.server.storage import schema_revisions
 
 if TYPE_CHECKING:
     from nard.server.service import TableService
@@ -44,6 +55,9 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
+        Info("nard_build", "the code this process runs", registry=r).info(
+            {"version": __version__, "schema": schema_revisions()[0]}
+        )
         self.requests = Counter(
             "nard_http_requests", "HTTP requests", ["route", "method", "status"], registry=r
         )

@@ -541,6 +541,12 @@ class ConflictBody(ErrorBody):
 
 class Health(BaseModel):
     status: Literal["ok", "ready", "starting", "degraded", "unavailable"]
+    version: str | None = None
+    """nard's version, in every answer: which code a process of a fleet runs."""
     database: str | None = None
+    migration: str | None = None
+    """The database's schema against this code's: ``current``, ``ahead of this server:
+    REV`` (newer code migrated it: this process is due to be replaced) or ``behind
+    this server: REV``."""
     redis: str | None = None
     engine: Literal["warm", "warming"] | None = None

@@ -17,6 +17,7 @@ a lease whose holder died expires.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import secrets
@@ -44,7 +45,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from nard.core import NardError
@@ -79,6 +80,20 @@ __all__ = [
 ]
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+@functools.cache
+def schema_revisions() -> tuple[str, frozenset[str]]:
+    """The schema revision this code migrates to (Alembic's head) and every revision
+    it knows (a database at another one was migrated by newer code)."""
+    from alembic.script import ScriptDirectory
+
+    scripts = ScriptDirectory(str(MIGRATIONS))
+    head = scripts.get_current_head()
+    assert head is not None
+    return head, frozenset(r.revision for r in scripts.walk_revisions())
+
+
 SESSION_LIFETIME = timedelta(days=180)
 """How long a sign-in lasts (the cookie's age matches it)."""
 _MIGRATION_LOCK = 0x6E617264  # "nard": PostgreSQL advisory lock held while migrating
@@ -227,10 +242,17 @@ class Storage:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def ping(self) -> None:
-        """One round trip to the database (raises when it cannot be reached)."""
+    def ping(self) -> str | None:
+        """One round trip to the database (raises when it cannot be reached): the
+        revision of its schema (Alembic's), None before any migration."""
         with self.engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
+            try:
+                found = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            except SQLAlchemyError:  # no such table (never migrated), or unreachable
+                connection.rollback()
+                connection.execute(text("SELECT 1"))  # raises if unreachable
+                return None
+            return str(found) if found is not None else None
 
     def close(self) -> None:
         self._raw.close()

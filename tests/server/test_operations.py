@@ -26,11 +26,12 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 import nard.server.logs
+from nard import __version__
 from nard.cli.main import main
 from nard.server import create_app
 from nard.server.logs import JsonFormatter
 from nard.server.settings import SETTINGS, Settings
-from nard.server.storage import Storage
+from nard.server.storage import Storage, schema_revisions
 from tests.server.conftest import POSTGRES, app_on, make_settings, seeded
 from tests.server.helpers import eventually, guest, new_table, play_until
 
@@ -173,7 +174,15 @@ def test_liveness_and_readiness(client: TestClient) -> None:
     eventually(lambda: client.get("/readyz").json()["engine"] == "warm")
     ready = client.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json() == {"status": "ready", "database": "ok", "redis": None, "engine": "warm"}
+    assert ready.json() == {
+        "status": "ready",
+        "version": __version__,
+        "database": "ok",
+        "migration": "current",
+        "redis": None,
+        "engine": "warm",
+    }
+    assert client.get("/healthz").json()["version"] == __version__
 
 
 def test_not_ready_while_the_engine_warms_up(
@@ -189,11 +198,40 @@ def test_not_ready_while_the_engine_warms_up(
     assert answer.status_code == 503
     assert answer.json() == {
         "status": "starting",
+        "version": __version__,
         "database": "ok",
+        "migration": "current",
         "redis": None,
         "engine": "warming",
     }
     assert client.get("/healthz").status_code == 200  # alive, just not ready yet
+
+
+def test_readiness_says_when_newer_code_has_migrated_the_database(
+    database_url: str, tmp_path: Path
+) -> None:
+    """In a rolling upgrade the first new process migrates the database while the old
+    ones still serve: each process says which version it runs (``/healthz``,
+    ``/readyz``, ``nard_build_info``), and an old one that finds the schema at a
+    revision it does not know says so and reports ``degraded`` (it still serves; it is
+    due to be replaced), not ``ready``."""
+    app, storage = app_on(database_url, tmp_path)
+    head, _ = schema_revisions()
+    with TestClient(app) as client:
+        eventually(lambda: client.get("/readyz").json()["engine"] == "warm")
+        assert client.get("/readyz").json()["migration"] == "current"
+        metrics = client.get("/metrics").text
+        assert f'nard_build_info{{schema="{head}",version="{__version__}"}} 1.0' in metrics
+        with storage.engine.begin() as connection:
+            connection.execute(text("UPDATE alembic_version SET version_num = '0099_future'"))
+        answer = client.get("/readyz")
+        assert answer.status_code == 200
+        assert answer.json()["status"] == "degraded"
+        assert answer.json()["migration"] == "ahead of this server: 0099_future"
+        with storage.engine.begin() as connection:
+            connection.execute(text(f"UPDATE alembic_version SET version_num = '{head}'"))
+        assert client.get("/readyz").json()["status"] == "ready"
+    storage.close()
 
 
 def test_readiness_with_redis(sqlite_url: str, redis_url: str, tmp_path: Path) -> None:
@@ -207,7 +245,9 @@ def test_readiness_with_redis(sqlite_url: str, redis_url: str, tmp_path: Path) -
         assert ready.status_code == 200
         assert ready.json() == {
             "status": "ready",
+            "version": __version__,
             "database": "ok",
+            "migration": "current",
             "redis": "up",
             "engine": "warm",
         }

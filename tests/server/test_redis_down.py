@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from fastapi.testclient import TestClient
 from redis import Redis
 
+from nard import __version__
 from nard.server import create_app
 from nard.server.storage import Storage
 from tests.server.conftest import make_settings, seeded
@@ -62,7 +63,9 @@ def test_a_process_cut_off_from_redis_stays_correct_and_recovers(
                 eventually(lambda: readiness(two)["status"] == "degraded", "readiness says so")
                 assert readiness(two) == {
                     "status": "degraded",
+                    "version": __version__,
                     "database": "ok",
+                    "migration": "current",
                     "redis": "down",
                     "engine": "warm",
                 }
