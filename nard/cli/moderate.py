@@ -3,7 +3,9 @@
 ``mute`` stops a player's chat messages; ``suspend`` ends every session of the
 player and refuses their sign-in; each lasts ``--for`` a while (``30m``, ``12h``,
 ``7d``, ``2w``) or until ``lift``. ``list`` shows the sanctions in force (``--all``:
-every one). A player is named by username, or as ``#ID`` (the number ``nard
+every one). ``remove`` takes chat messages away from their tables (by number, or
+every message ``--from`` a player): kept, with when, by whom and why, and no longer
+listed or sent. A player is named by username, or as ``#ID`` (the number ``nard
 reports`` gives a guest). The command works on the server's own database, as
 ``nard reports`` does, and never creates one.
 
@@ -80,6 +82,24 @@ def add_moderate_options(parser: argparse.ArgumentParser) -> None:
             "--by", default="moderator", metavar="NAME", help="who decides (default moderator)"
         )
         add_setting_options(action, "database_url", "data_dir", "redis_url")
+    remove = actions.add_parser(
+        "remove", help="take chat messages away from the tables (kept for the record)"
+    )
+    remove.add_argument(
+        "messages",
+        nargs="*",
+        type=stored_int,
+        metavar="MESSAGE",
+        help="message numbers (nard reports shows a reported message's)",
+    )
+    remove.add_argument(
+        "--from", dest="author", default=None, metavar="PLAYER", help="every message of PLAYER"
+    )
+    remove.add_argument("--reason", required=True, help="why (kept with the messages)")
+    remove.add_argument(
+        "--by", default="moderator", metavar="NAME", help="who decides (default moderator)"
+    )
+    add_setting_options(remove, "database_url", "data_dir", "redis_url")
     lift = actions.add_parser("lift", help="end a sanction now")
     lift.add_argument(
         "sanction", type=stored_int, metavar="SANCTION", help="its number (nard moderate list)"
@@ -103,7 +123,7 @@ def cmd_moderate(args: argparse.Namespace) -> int:
     names = ("database_url", "data_dir", "redis_url")
     settings = server_settings({k: getattr(args, k, None) for k in names})
     now = datetime.now(UTC)
-    if args.moderation in ("mute", "suspend"):
+    if args.moderation in ("mute", "suspend", "remove"):
         from nard.server.schemas import check_shown_text
 
         reason = " ".join(args.reason.split())
@@ -113,7 +133,11 @@ def cmd_moderate(args: argparse.Namespace) -> int:
             check_shown_text(reason)  # the player is shown it
         except ValueError as exc:
             raise NardError(f"--reason: {exc}") from None
-        until = None if args.length is None else now + parse_duration(args.length)
+        if args.moderation == "remove":
+            if bool(args.messages) == bool(args.author):
+                raise NardError("remove: give message numbers, or --from PLAYER (not both)")
+        else:
+            until = None if args.length is None else now + parse_duration(args.length)
     elif args.moderation == "list" and args.limit < 1:
         raise NardError(f"--limit {args.limit}: give 1 or more")
     storage, shown = open_server_database(settings)
@@ -122,6 +146,8 @@ def cmd_moderate(args: argparse.Namespace) -> int:
             return _list(storage, shown, now, args.all, args.limit, args.json)
         if args.moderation == "lift":
             return _lift(storage, args.sanction, now)
+        if args.moderation == "remove":
+            return _remove(storage, args, reason, now, settings.redis_url)
         player = _player(storage, args.player)
         if args.report is not None:
             _check_report(storage, args.report, player)
@@ -203,6 +229,62 @@ def _tell_servers(redis_url: str | None, sessions: list[str]) -> str:
     except RedisError as exc:
         return f"Redis could not be told ({exc}): servers forget them within 10 s"
     return "the servers were told through Redis"
+
+
+def _remove(
+    storage: Storage, args: argparse.Namespace, reason: str, now: datetime, redis_url: str | None
+) -> int:
+    """Remove the messages named (or every message of ``--from``) and tell the servers."""
+    author = None if args.author is None else _player(storage, args.author)
+    numbers = sorted(set(args.messages))
+    if author is None:
+        missing = [i for i in numbers if storage.chat_message(i) is None]
+        if missing:
+            named_ = ", ".join(f"#{i}" for i in missing)
+            raise NardError(f"no chat message {named_} (nard reports shows message numbers)")
+    removed, _ = storage.remove_chat(
+        reason,
+        args.by[:64],
+        now,
+        message_ids=numbers,
+        player_id=None if author is None else author.id,
+    )
+    tables: dict[str, list[int]] = {}
+    for row in removed:
+        tables.setdefault(row.table_id, []).append(row.id)
+    before = len(numbers) - len(removed) if author is None else 0
+    already = f" ({before} removed before)" if before else ""
+    whose = f" of {named(author)}" if author is not None else ""
+    print(
+        f"removed {len(removed)} message(s){whose} at {len(tables)} table(s){already}: "
+        f"{reason}; {_tell_tables(redis_url, tables)}"
+    )
+    return 0
+
+
+def _tell_tables(redis_url: str | None, tables: dict[str, list[int]]) -> str:
+    """Announce the messages removed at each table through Redis (every process takes
+    them from the pages it serves there); what the moderator is told about it."""
+    if not tables:
+        return "nothing to tell the servers"
+    if not redis_url:
+        return "pages open now show them until reloaded (with --redis-url, no longer)"
+    from redis import Redis
+    from redis.exceptions import RedisError
+
+    from nard.server.service import CHANNEL, chat_removal_news
+
+    origin = f"moderate-{os.getpid()}"
+    try:
+        client = Redis.from_url(redis_url, socket_timeout=5)
+        try:
+            for table_id, ids in tables.items():
+                client.publish(CHANNEL, chat_removal_news(origin, table_id, ids))
+        finally:
+            client.close()
+    except RedisError as exc:
+        return f"Redis could not be told ({exc}): pages open now show them until reloaded"
+    return "the pages open at those tables were told through Redis"
 
 
 def _lift(storage: Storage, sanction_id: int, now: datetime) -> int:

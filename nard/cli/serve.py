@@ -129,7 +129,8 @@ def named(player: PlayerRow) -> str:
 
 def cmd_reports(options: dict[str, Any], limit: int, as_json: bool) -> int:
     """The reports players made to the moderators, newest first: who reported whom,
-    when, why, at which table, and the chat message as it was when reported."""
+    when, why, at which table, and the chat message as it was when reported (with its
+    number, which ``nard moderate remove`` takes)."""
     import json
 
     from sqlalchemy.exc import SQLAlchemyError
@@ -167,6 +168,7 @@ def cmd_reports(options: dict[str, Any], limit: int, as_json: bool) -> int:
                     "reported": name(report.reported_id),
                     "reason": report.reason,
                     "table_id": report.table_id,
+                    "message_id": report.message_id,
                     "message": report.message_text,
                 }
             )
@@ -179,7 +181,11 @@ def cmd_reports(options: dict[str, Any], limit: int, as_json: bool) -> int:
         print(f"no reports in {shown}")
     for row in rows:
         where = f" at table {row['table_id']}" if row["table_id"] else ""
-        said = f": {json.dumps(row['message'], ensure_ascii=False)}" if row["message"] else ""
+        said = (
+            f": message #{row['message_id']} {json.dumps(row['message'], ensure_ascii=False)}"
+            if row["message"]
+            else ""
+        )
         print(
             f"#{row['id']} {row['at']} {row['reporter']} reported {row['reported']}{where}"
             f" ({json.dumps(row['reason'], ensure_ascii=False)}){said}"

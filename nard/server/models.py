@@ -182,6 +182,10 @@ class ChatMessageRow(Base):
     """``players`` (the seated players') or ``spectators``."""
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    """When a moderator removed it (``nard moderate remove``): no longer listed or sent."""
+    removed_by: Mapped[str | None] = mapped_column(String(64), default=None)
+    removed_reason: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class PlayerBlockRow(Base):

@@ -1792,9 +1792,18 @@ class TableService:
         if table is None or not self._watchers.get(table_id) or not message_id.isdigit():
             return
         row = self.storage.chat_message(int(message_id))
-        if row is not None and row.table_id == table_id:
+        if row is not None and row.table_id == table_id and row.removed_at is None:
             author = self.storage.player(row.player_id)
             self._deliver(table, chat_json(row, author.username if author else None))
+
+    def chat_removed(self, table_id: str, message_ids: Sequence[int]) -> None:
+        """Messages a moderator removed (``nard moderate remove``, heard on Redis): the
+        pages at the table take them away (``{"type": "chat_removed", "ids"}``)."""
+        if not message_ids:
+            return
+        text = orjson.dumps({"type": "chat_removed", "ids": list(message_ids)}).decode()
+        for watcher in list(self._watchers.get(table_id, ())):
+            self._offer(watcher, text)
 
     def chat_for(self, table: AnyTable, player: PlayerRow | None) -> list[dict[str, Any]]:
         """The caller's channel's last messages, without those of players it blocks."""
@@ -2061,6 +2070,9 @@ class TableService:
             self._unfollowed(origin, rest)
         elif kind == "session":
             self._close_session(rest[0])
+        elif kind == "unchat" and len(rest) > 1:
+            ids = [int(i) for i in rest[1].split(",") if i.isdigit()]
+            self.chat_removed(rest[0], ids)
         elif kind == "chat" and len(rest) > 1:
             await self._chat_from_elsewhere(rest[0], rest[1])
         elif kind == "table":
@@ -2177,6 +2189,12 @@ def session_news(origin: str, session: str) -> str:
     """The announcement on :data:`CHANNEL` that sign-in session ``session`` (a token's
     hash) has ended: every process closes its sockets bound to it at once."""
     return f"session {origin} {session}"
+
+
+def chat_removal_news(origin: str, table_id: str, message_ids: Sequence[int]) -> str:
+    """The announcement on :data:`CHANNEL` that a moderator removed ``message_ids`` at
+    the table: every process takes them from the pages it serves there."""
+    return f"unchat {origin} {table_id} {','.join(str(i) for i in message_ids)}"
 
 
 def sanction_text(what: str, sanction: SanctionRow) -> str:

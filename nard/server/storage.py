@@ -692,6 +692,31 @@ class Storage:
         with self._session() as s:
             return s.get(ChatMessageRow, message_id)
 
+    def remove_chat(
+        self,
+        reason: str,
+        by: str,
+        at: datetime,
+        *,
+        message_ids: Sequence[int] = (),
+        player_id: int | None = None,
+    ) -> tuple[list[ChatMessageRow], list[int]]:
+        """A moderator removes the messages ``message_ids``, or every message of
+        ``player_id``: kept, marked with when, by whom and why, no longer listed.
+        The messages removed now, and those of ``message_ids`` there are none of."""
+        with self._session() as s:
+            query = select(ChatMessageRow)
+            if player_id is not None:
+                query = query.where(ChatMessageRow.player_id == player_id)
+            else:
+                query = query.where(ChatMessageRow.id.in_(list(message_ids)))
+            found = list(s.scalars(query.order_by(ChatMessageRow.id)))
+            removed = [row for row in found if row.removed_at is None]
+            for row in removed:
+                row.removed_at, row.removed_by, row.removed_reason = at, by, reason
+            known = {row.id for row in found}
+        return removed, [i for i in message_ids if i not in known]
+
     def chat(
         self, table_id: str, channel: str, hidden: set[int], limit: int = 100
     ) -> list[ChatMessageRow]:
@@ -699,7 +724,9 @@ class Storage:
         of the players in ``hidden``."""
         with self._session() as s:
             query = select(ChatMessageRow).where(
-                ChatMessageRow.table_id == table_id, ChatMessageRow.channel == channel
+                ChatMessageRow.table_id == table_id,
+                ChatMessageRow.channel == channel,
+                ChatMessageRow.removed_at.is_(None),
             )
             if hidden:
                 query = query.where(ChatMessageRow.player_id.not_in(list(hidden)))

@@ -187,7 +187,10 @@ def test_the_moderators_read_the_reports_with_nard_reports(
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2
     assert lines[0].startswith("#2 ") and 'bob reported ann ("cheating?")' in lines[0]
-    assert f'ann reported bob at table {table["id"]} ("insults"): "سلام \\"rude\\""' in lines[1]
+    assert (
+        f'ann reported bob at table {table["id"]} ("insults"): message #{rude["id"]} '
+        '"سلام \\"rude\\""'
+    ) in lines[1]
     assert main(["reports", "--database-url", database_url, "--json", "--limit", "1"]) == 0
     [only] = json.loads(capsys.readouterr().out)["reports"]
     assert (only["reporter"], only["reported"], only["message"]) == ("bob", "ann", None)

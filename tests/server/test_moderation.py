@@ -99,6 +99,89 @@ def test_a_muted_player_cannot_chat_until_the_mute_ends(
     storage.close()
 
 
+def test_a_moderator_removes_chat_messages(
+    database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A muted player's earlier messages stayed listed to everyone at the table
+    (noticed 2026-12-07). ``nard moderate remove`` takes messages away, by number (as
+    ``nard reports`` shows a reported one's) or every one ``--from`` a player: kept
+    with when, by whom and why (and in the report, as it was), no longer listed."""
+    app, storage = app_on(database_url, tmp_path)
+    with TestClient(app) as ann, TestClient(app) as bob, TestClient(app) as cat:
+        ann_h, bob_h, cat_h = csrf(register(ann, "ann")), csrf(register(bob, "bob")), guest(cat)
+        table = new_table(ann, ann_h, opponent="person", match_length=3)
+        tid = table["id"]
+        join(table, bob, bob_h)
+        rude = _say(bob, bob_h, tid, "rude").json()
+        assert _say(ann, ann_h, tid, "please stop").status_code == 201
+        assert _say(bob, bob_h, tid, "buy gold").status_code == 201
+        spectators = _say(cat, cat_h, tid, "watching").json()  # the other channel
+        report = {"reason": "insults", "message_id": rude["id"]}
+        assert ann.post("/api/reports", json=report, headers=ann_h).status_code == 201
+        assert main(["reports", "--database-url", database_url]) == 0
+        assert f"message #{rude['id']} " in capsys.readouterr().out
+        assert moderate(database_url, "remove", str(rude["id"]), "--reason", "insults",
+                        "--by", "mod-1") == 0  # fmt: skip
+        assert capsys.readouterr().out.strip() == (
+            "removed 1 message(s) at 1 table(s): insults; pages open now show them until "
+            "reloaded (with --redis-url, no longer)"
+        )
+        assert _texts(ann, tid) == _texts(bob, tid) == ["please stop", "buy gold"]
+        [kept] = [storage.chat_message(rude["id"])]
+        assert kept is not None and kept.text == "rude"
+        assert (kept.removed_by, kept.removed_reason) == ("mod-1", "insults")
+        assert storage.reports()[0].message_text == "rude"  # the report keeps it
+        # Again, with another that is not there: refused, nothing changes.
+        assert moderate(database_url, "remove", str(rude["id"]), "99999", "--reason", "x") == 2
+        assert "no chat message #99999 (nard reports shows" in capsys.readouterr().err
+        assert moderate(database_url, "remove", str(rude["id"]), "--reason", "x") == 0
+        assert "removed 0 message(s) at 0 table(s) (1 removed before)" in capsys.readouterr().out
+        # Every message of a player, wherever it was said.
+        assert moderate(database_url, "remove", "--from", "BOB", "--reason", "spam") == 0
+        assert capsys.readouterr().out.startswith("removed 1 message(s) of bob at 1 table(s)")
+        assert _texts(ann, tid) == ["please stop"]
+        assert _texts(cat, tid) == ["watching"]
+        assert storage.chat_message(spectators["id"]).removed_at is None  # type: ignore[union-attr]
+        for wrong in (
+            ["remove", "--reason", "x"],
+            ["remove", "1", "--from", "bob", "--reason", "x"],
+            ["remove", "1", "--reason", "bad\x00reason"],
+            ["remove", "--from", "nobody", "--reason", "x"],
+        ):
+            assert moderate(database_url, *wrong) == 2, wrong
+            assert capsys.readouterr().err.startswith("nard: error: ")
+    storage.close()
+
+
+def test_removed_messages_leave_the_pages_through_redis(
+    sqlite_url: str, redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With ``--redis-url`` every process takes the removed messages from the pages it
+    serves at their tables: ``{"type": "chat_removed", "ids"}`` on their sockets."""
+    settings = replace(make_settings(sqlite_url, tmp_path), redis_url=redis_url)
+    storage = Storage(sqlite_url)
+    app = create_app(settings, storage, server_seeds=seeded(1))
+    with TestClient(app) as ann, TestClient(app) as bob:
+        eventually(lambda: subscribed(ann))
+        ann_h, bob_h = csrf(register(ann, "ann")), csrf(register(bob, "bob"))
+        table = new_table(ann, ann_h, opponent="person", match_length=3)
+        join(table, bob, bob_h)
+        rude = _say(bob, bob_h, table["id"], "rude").json()
+        with ann.websocket_connect(f"/ws/tables/{table['id']}") as socket:
+            assert socket.receive_json()["type"] == "table"
+            assert main(["moderate", "remove", str(rude["id"]), "--reason", "insults",
+                         "--database-url", sqlite_url, "--redis-url", redis_url]) == 0  # fmt: skip
+            assert (
+                capsys.readouterr()
+                .out.rstrip()
+                .endswith("the pages open at those tables were told through Redis")
+            )
+            while (message := socket.receive_json())["type"] != "chat_removed":
+                pass
+            assert message == {"type": "chat_removed", "ids": [rude["id"]]}
+    storage.close()
+
+
 def test_a_suspended_player_is_signed_out_and_cannot_sign_in(
     database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -478,6 +478,7 @@ async function tableView(id) {
   let chat = []; // this page's channel's messages (players', or spectators')
   let chatDraft = "";
   let reporting = null; // the message being reported: its reason is asked for
+  let reportDraft = ""; // the reason typed so far
   const muted = new Set(JSON.parse(sessionStorage.getItem(`nard.muted.${id}`) || "[]"));
   const offline = () => connection !== "online";
 
@@ -584,6 +585,10 @@ async function tableView(id) {
           }
           render();
         }
+      } else if (message.type === "chat_removed") {
+        const gone = new Set(message.ids);
+        chat = chat.filter((m) => !gone.has(m.id));
+        renderChat();
       } else if (message.type === "chat") {
         if (!chat.some((m) => m.id === message.message.id)) {
           chat = [...chat, message.message].slice(-100);
@@ -1262,8 +1267,9 @@ async function tableView(id) {
         h("option", { value: "latin", selected: !nativeDigits(), text: "123" }),
         h("option", { value: "native", selected: nativeDigits(), text: language() === "fa" ? "۱۲۳" : "١٢٣" })));
     if (table.clock) queueMicrotask(tickClocks); // the fresh clocks show their time at once
+    const typing = chatFocus(); // taken before the chat's box leaves the page
     side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", analysisSection(), h("section", { id: "chat" }), orientation, swap, speed, auto, digits || "", rolloutOptions(cfg.rollout), fair, downloads);
-    renderChat();
+    renderChat(typing);
     // The newest entry in view, unless the player scrolled back to read.
     if (following) historyList.scrollTop = historyList.scrollHeight;
     else historyList.scrollTop = scrolled.scrollTop;
@@ -1285,7 +1291,15 @@ async function tableView(id) {
   }
 
   // -- chat: the players' channel, or the spectators'; text shown as text ---------
-  function renderChat() {
+  // The chat is drawn afresh when a message comes and when the table moves on; a
+  // player typing then keeps the box's focus and caret (and the report's reason).
+  function chatFocus() {
+    const active = document.activeElement;
+    if (!active || (active.id !== "chat-input" && active.id !== "report-reason")) return null;
+    return { id: active.id, start: active.selectionStart, end: active.selectionEnd };
+  }
+
+  function renderChat(typing = chatFocus()) {
     const section = $("#chat");
     if (!section || !me) return;
     const mine = (m) => me && m.player === me.id;
@@ -1294,30 +1308,37 @@ async function tableView(id) {
         h("bdi", { class: "chat-name", text: m.name }), ": ", h("bdi", { class: "chat-text", text: m.text }),
         mine(m) ? "" : h("span", { class: "chat-tools" },
           h("button", { class: "link", "data-action": "mute", title: t("chat_mute"), onclick: () => { muted.add(m.player); sessionStorage.setItem(`nard.muted.${id}`, JSON.stringify([...muted])); renderChat(); }, text: t("chat_mute") }),
-          h("button", { class: "link", "data-action": "report", onclick: () => { reporting = m; renderChat(); }, text: t("chat_report") })))));
+          h("button", { class: "link", "data-action": "report", onclick: () => { reporting = m; reportDraft = ""; renderChat(); }, text: t("chat_report") })))));
     const input = h("input", { id: "chat-input", maxlength: 300, value: chatDraft, autocomplete: "off", "aria-label": t("chat_say"),
       oninput: (e) => { chatDraft = e.target.value; },
       onkeydown: (e) => { if (e.key === "Enter") { e.preventDefault(); sendChat(); } } });
     const parts = [h("h3", { text: t(mySeat() === null ? "chat_spectators" : "chat_players") }), list,
       h("div", { class: "chat-say" }, input, h("button", { id: "chat-send", onclick: sendChat, text: t("chat_send") }))];
     if (reporting) {
-      const reason = h("input", { id: "report-reason", maxlength: 500, placeholder: t("report_reason") });
+      const reason = h("input", { id: "report-reason", maxlength: 500, placeholder: t("report_reason"), value: reportDraft,
+        oninput: (e) => { reportDraft = e.target.value; } });
       parts.push(h("div", { id: "report", class: "card" },
         h("p", { text: t("report_about", { name: reporting.name }) }), reason,
         h("button", { "data-action": "send-report", onclick: async () => {
           const about = reporting;
           try {
-            await api("POST", "/api/reports", { reason: reason.value.trim() || "chat", message_id: about.id });
+            await api("POST", "/api/reports", { reason: reportDraft.trim() || "chat", message_id: about.id });
             if (about.username) await api("POST", `/api/players/${encodeURIComponent(about.username)}/block`);
             reporting = null;
+            reportDraft = "";
             muted.add(about.player);
             renderChat();
           } catch (error) { showError(error); }
         }, text: t("report_and_block") }),
-        h("button", { onclick: () => { reporting = null; renderChat(); }, text: t("cancel") })));
+        h("button", { onclick: () => { reporting = null; reportDraft = ""; renderChat(); }, text: t("cancel") })));
     }
     section.replaceChildren(...parts);
     list.scrollTop = list.scrollHeight;
+    const box = typing && $(`#${typing.id}`, section);
+    if (box) {
+      box.focus();
+      if (typing.start !== null) box.setSelectionRange(typing.start, typing.end);
+    }
   }
 
   async function sendChat() {
