@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, Page
 
 from nard.cli.main import main
 from tests.server.browser import online_game, require_browser, served, take_turn
+from tests.server.helpers import eventually
 from tests.server.test_page_clocks import base_url, browser  # noqa: F401 - the fixtures
 
 
@@ -46,6 +47,12 @@ def test_two_players_chat_and_markup_stays_text(
     ann.click("button[data-action=send-report]")
     ann.wait_for_selector("#report", state="detached")
     assert not ann_errors and not bob_errors, (ann_errors, bob_errors)
+
+
+def table_state(page: Page) -> tuple[str | None, str]:
+    """What a table's page shows of the table: the board in words (its pips, dice and
+    whose turn it is) and the history."""
+    return page.get_attribute("#board", "aria-label"), page.inner_text("#history")
 
 
 @pytest.fixture
@@ -103,9 +110,10 @@ def test_typing_in_the_chat_goes_on_while_the_table_moves_and_messages_come(
     served_with_redis: tuple[str, str],
     browser: Browser,  # noqa: F811
 ) -> None:
-    """The chat is drawn afresh when a message comes and when the table moves on; until
-    2026-12-07 that took the focus from a player typing in it (the rest of what they
-    typed went nowhere, Enter sent nothing) and emptied a report's reason."""
+    """The chat is drawn afresh when a message comes and the side panel when the table
+    moves on; until 2026-12-07 that took the focus from a player typing in the chat
+    (the rest of what they typed went nowhere, Enter sent nothing) or on a setting,
+    and emptied a report's reason."""
     from nard.server.storage import Storage
 
     base, database = served_with_redis
@@ -113,10 +121,11 @@ def test_typing_in_the_chat_goes_on_while_the_table_moves_and_messages_come(
     while take_turn(ann):  # until the table waits for Bob
         pass
     # Ann types while Bob acts: the table moves on in her page.
+    before = table_state(ann)
     ann.click("#chat-input")
     ann.keyboard.type("hel")
     assert take_turn(bob)
-    ann.wait_for_function("document.querySelectorAll('#history li').length > 0")
+    eventually(lambda: table_state(ann) != before, "Bob's action reaches Ann's page")
     ann.keyboard.type("lo")
     ann.keyboard.press("Enter")
     bob.wait_for_selector("#chat-messages li .chat-text")
@@ -146,4 +155,13 @@ def test_typing_in_the_chat_goes_on_while_the_table_moves_and_messages_come(
         assert [(r.reason, r.message_text) for r in storage.reports()] == [("spam", "fine")]
     finally:
         storage.close()
+    # A keyboard user on a setting keeps their place while the table moves on.
+    while True:
+        before = table_state(ann)
+        ann.focus("#swap")
+        if take_turn(bob):
+            break
+        assert take_turn(ann)  # Ann's turn first
+    eventually(lambda: table_state(ann) != before, "Bob's action reaches Ann's page")
+    assert ann.evaluate("document.activeElement.id") == "swap"
     assert not ann_errors and not bob_errors, (ann_errors, bob_errors)

@@ -1267,9 +1267,10 @@ async function tableView(id) {
         h("option", { value: "latin", selected: !nativeDigits(), text: "123" }),
         h("option", { value: "native", selected: nativeDigits(), text: language() === "fa" ? "۱۲۳" : "١٢٣" })));
     if (table.clock) queueMicrotask(tickClocks); // the fresh clocks show their time at once
-    const typing = chatFocus(); // taken before the chat's box leaves the page
+    const focus = focusIn(side); // taken before the panel's controls leave the page
     side.replaceChildren(score, h("h3", { text: t("history") }), historyList, replay || "", analysisSection(), h("section", { id: "chat" }), orientation, swap, speed, auto, digits || "", rolloutOptions(cfg.rollout), fair, downloads);
-    renderChat(typing);
+    renderChat(false);
+    refocus(focus, side);
     // The newest entry in view, unless the player scrolled back to read.
     if (following) historyList.scrollTop = historyList.scrollHeight;
     else historyList.scrollTop = scrolled.scrollTop;
@@ -1290,18 +1291,28 @@ async function tableView(id) {
         h("span", { text: t("rollout_cubeful_option") })));
   }
 
-  // -- chat: the players' channel, or the spectators'; text shown as text ---------
-  // The chat is drawn afresh when a message comes and when the table moves on; a
-  // player typing then keeps the box's focus and caret (and the report's reason).
-  function chatFocus() {
+  // The side panel is drawn afresh when the table moves on, and the chat when a
+  // message comes: a player typing in the chat (or a report's reason), or moving
+  // through the settings by keyboard, keeps the control's focus and caret.
+  function focusIn(root) {
     const active = document.activeElement;
-    if (!active || (active.id !== "chat-input" && active.id !== "report-reason")) return null;
-    return { id: active.id, start: active.selectionStart, end: active.selectionEnd };
+    if (!root || !active || !active.id || !root.contains(active)) return null;
+    const text = typeof active.selectionStart === "number";
+    return { id: active.id, start: text ? active.selectionStart : null, end: text ? active.selectionEnd : null };
   }
 
-  function renderChat(typing = chatFocus()) {
+  function refocus(focus, root) {
+    const control = focus && root.querySelector(`#${CSS.escape(focus.id)}`);
+    if (!control) return;
+    control.focus();
+    if (focus.start !== null && typeof control.setSelectionRange === "function") control.setSelectionRange(focus.start, focus.end);
+  }
+
+  // -- chat: the players' channel, or the spectators'; text shown as text ---------
+  function renderChat(keepFocus = true) {
     const section = $("#chat");
     if (!section || !me) return;
+    const focus = keepFocus ? focusIn(section) : null;
     const mine = (m) => me && m.player === me.id;
     const list = h("ol", { id: "chat-messages", "aria-live": "polite" },
       ...chat.filter((m) => !muted.has(m.player)).map((m) => h("li", { "data-id": String(m.id) },
@@ -1334,11 +1345,7 @@ async function tableView(id) {
     }
     section.replaceChildren(...parts);
     list.scrollTop = list.scrollHeight;
-    const box = typing && $(`#${typing.id}`, section);
-    if (box) {
-      box.focus();
-      if (typing.start !== null) box.setSelectionRange(typing.start, typing.end);
-    }
+    refocus(focus, section);
   }
 
   async function sendChat() {
