@@ -2071,7 +2071,8 @@ class TableService:
         elif kind == "session":
             self._close_session(rest[0])
         elif kind == "unchat" and len(rest) > 1:
-            ids = [int(i) for i in rest[1].split(",") if i.isdigit()]
+            numbers = rest[1].split(",")
+            ids = [int(i) for i in numbers if i.isascii() and i.isdigit() and len(i) < 19]
             self.chat_removed(rest[0], ids)
         elif kind == "chat" and len(rest) > 1:
             await self._chat_from_elsewhere(rest[0], rest[1])
