@@ -51,7 +51,6 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketState
 
-from nard import __version__
 from nard.match.clock import PRESETS, TimeControl, TimeControlError
 from nard.notation.json_record import write_json
 from nard.server.abuse import (
@@ -65,7 +64,7 @@ from nard.server.abuse import (
 from nard.server.chouette import ChouetteTable
 from nard.server.jobs import AnalysisQueue, queue_for, result_json
 from nard.server.logs import request_id
-from nard.server.metrics import Metrics
+from nard.server.metrics import VERSION, Metrics
 from nard.server.models import PlayerRow
 from nard.server.schemas import (
     ActionRequest,
@@ -598,11 +597,11 @@ def create_app(
     @app.get("/healthz", response_model=Health, tags=["operations"])
     async def healthz() -> Health:
         """Liveness: the process answers (and says which version it runs)."""
-        return Health(status="ok", version=__version__)
+        return Health(status="ok", version=VERSION)
 
     @app.get("/api/health", response_model=Health, include_in_schema=False)
     async def health() -> Health:
-        return Health(status="ok", version=__version__)
+        return Health(status="ok", version=VERSION)
 
     @app.get(
         "/readyz",
@@ -642,7 +641,7 @@ def create_app(
             status = "ready"
         body = Health(
             status=status,  # type: ignore[arg-type]
-            version=__version__,
+            version=VERSION,
             database=database,
             migration=migration,
             redis=redis,

@@ -27,6 +27,7 @@ metric                                 what
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import TYPE_CHECKING
 
 from prometheus_client import (
@@ -38,13 +39,24 @@ from prometheus_client import (
     generate_latest,
 )
 
-from nard import __version__
 from nard.server.storage import schema_revisions
 
 if TYPE_CHECKING:
     from nard.server.service import TableService
 
-__all__ = ["Metrics"]
+__all__ = ["VERSION", "Metrics"]
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("nard")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "unknown"
+
+
+VERSION = _version()
+"""nard's version as installed (the server says it in ``/healthz``, ``/readyz`` and
+``nard_build_info``)."""
 
 _LATENCY = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -56,7 +68,7 @@ class Metrics:
         self.registry = CollectorRegistry()
         r = self.registry
         Info("nard_build", "the code this process runs", registry=r).info(
-            {"version": __version__, "schema": schema_revisions()[0]}
+            {"version": VERSION, "schema": schema_revisions()[0]}
         )
         self.requests = Counter(
             "nard_http_requests", "HTTP requests", ["route", "method", "status"], registry=r
