@@ -209,26 +209,39 @@ def _lasting(sanction: SanctionRow) -> str:
 def _tell_servers(redis_url: str | None, sessions: list[str]) -> str:
     """Announce the sessions ended to every server process through Redis (each closes
     their sockets at once); what the moderator is told about it."""
+    from nard.server.service import session_news
+
     if not sessions:
         return "no server needs telling"
+    origin = f"moderate-{os.getpid()}"
+    return _publish(
+        redis_url,
+        [session_news(origin, session) for session in sessions],
+        told="the servers were told through Redis",
+        untold="servers forget them within 10 s",
+    )
+
+
+def _publish(redis_url: str | None, messages: list[str], *, told: str, untold: str) -> str:
+    """``messages`` on the servers' Redis channel: ``told``, or why not and ``untold``
+    (what happens without them)."""
     if not redis_url:
-        return "servers forget them within 10 s (with --redis-url, at once)"
+        return f"{untold} (with --redis-url, at once)"
     from redis import Redis
     from redis.exceptions import RedisError
 
-    from nard.server.service import CHANNEL, session_news
+    from nard.server.service import CHANNEL
 
-    origin = f"moderate-{os.getpid()}"
     try:
         client = Redis.from_url(redis_url, socket_timeout=5)
         try:
-            for session in sessions:
-                client.publish(CHANNEL, session_news(origin, session))
+            for message in messages:
+                client.publish(CHANNEL, message)
         finally:
             client.close()
     except RedisError as exc:
-        return f"Redis could not be told ({exc}): servers forget them within 10 s"
-    return "the servers were told through Redis"
+        return f"Redis could not be told ({exc}): {untold}"
+    return told
 
 
 def _remove(
@@ -265,26 +278,17 @@ def _remove(
 def _tell_tables(redis_url: str | None, tables: dict[str, list[int]]) -> str:
     """Announce the messages removed at each table through Redis (every process takes
     them from the pages it serves there); what the moderator is told about it."""
+    from nard.server.service import chat_removal_news
+
     if not tables:
         return "nothing to tell the servers"
-    if not redis_url:
-        return "pages open now show them until reloaded (with --redis-url, no longer)"
-    from redis import Redis
-    from redis.exceptions import RedisError
-
-    from nard.server.service import CHANNEL, chat_removal_news
-
     origin = f"moderate-{os.getpid()}"
-    try:
-        client = Redis.from_url(redis_url, socket_timeout=5)
-        try:
-            for table_id, ids in tables.items():
-                client.publish(CHANNEL, chat_removal_news(origin, table_id, ids))
-        finally:
-            client.close()
-    except RedisError as exc:
-        return f"Redis could not be told ({exc}): pages open now show them until reloaded"
-    return "the pages open at those tables were told through Redis"
+    return _publish(
+        redis_url,
+        [chat_removal_news(origin, table_id, ids) for table_id, ids in tables.items()],
+        told="the pages open at those tables were told through Redis",
+        untold="pages open now show them until reloaded",
+    )
 
 
 def _lift(storage: Storage, sanction_id: int, now: datetime) -> int:

@@ -124,7 +124,7 @@ def test_a_moderator_removes_chat_messages(
                         "--by", "mod-1") == 0  # fmt: skip
         assert capsys.readouterr().out.strip() == (
             "removed 1 message(s) at 1 table(s): insults; pages open now show them until "
-            "reloaded (with --redis-url, no longer)"
+            "reloaded (with --redis-url, at once)"
         )
         assert _texts(ann, tid) == _texts(bob, tid) == ["please stop", "buy gold"]
         [kept] = [storage.chat_message(rude["id"])]
