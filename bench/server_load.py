@@ -278,24 +278,14 @@ def worktree(revision: str) -> Iterator[Path]:
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds so far of a process and every process under it (its
     engine workers), from Linux's /proc."""
-    stats = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            ticks = int(fields[11]) + int(fields[12])
-            stats[int(entry.name)] = (int(fields[1]), ticks)
-    tree = {pid}
-    grew = True
-    while grew:
-        grew = False
-        for child, (parent, _) in stats.items():
-            if parent in tree and child not in tree:
-                tree.add(child)
-                grew = True
-    return sum(stats[p][1] for p in tree if p in stats) / os.sysconf("SC_CLK_TCK")
+    ticks = 0
+    for member in {pid} | _descendants(pid):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # it ended meanwhile
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _cgroup_home() -> tuple[Path, bool]:

@@ -255,7 +255,7 @@ def _remove(
         if missing:
             named_ = ", ".join(f"#{i}" for i in missing)
             raise NardError(f"no chat message {named_} (nard reports shows message numbers)")
-    removed, _ = storage.remove_chat(
+    removed = storage.remove_chat(
         reason,
         args.by[:64],
         now,

@@ -700,10 +700,10 @@ class Storage:
         *,
         message_ids: Sequence[int] = (),
         player_id: int | None = None,
-    ) -> tuple[list[ChatMessageRow], list[int]]:
+    ) -> list[ChatMessageRow]:
         """A moderator removes the messages ``message_ids``, or every message of
         ``player_id``: kept, marked with when, by whom and why, no longer listed.
-        The messages removed now, and those of ``message_ids`` there are none of."""
+        The messages removed now (not those removed before)."""
         with self._session() as s:
             query = select(ChatMessageRow)
             if player_id is not None:
@@ -714,8 +714,7 @@ class Storage:
             removed = [row for row in found if row.removed_at is None]
             for row in removed:
                 row.removed_at, row.removed_by, row.removed_reason = at, by, reason
-            known = {row.id for row in found}
-        return removed, [i for i in message_ids if i not in known]
+        return removed
 
     def chat(
         self, table_id: str, channel: str, hidden: set[int], limit: int = 100
