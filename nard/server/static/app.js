@@ -478,7 +478,7 @@ async function tableView(id) {
   let chat = []; // this page's channel's messages (players', or spectators')
   let chatDraft = "";
   let reporting = null; // the message being reported: its reason is asked for
-  let reportDraft = ""; // the reason typed so far
+  let reportDraft = ""; // the reason typed so far (emptied as a report is opened)
   const muted = new Set(JSON.parse(sessionStorage.getItem(`nard.muted.${id}`) || "[]"));
   const offline = () => connection !== "online";
 
@@ -1336,12 +1336,11 @@ async function tableView(id) {
             await api("POST", "/api/reports", { reason: reportDraft.trim() || "chat", message_id: about.id });
             if (about.username) await api("POST", `/api/players/${encodeURIComponent(about.username)}/block`);
             reporting = null;
-            reportDraft = "";
             muted.add(about.player);
             renderChat();
           } catch (error) { showError(error); }
         }, text: t("report_and_block") }),
-        h("button", { onclick: () => { reporting = null; reportDraft = ""; renderChat(); }, text: t("cancel") })));
+        h("button", { onclick: () => { reporting = null; renderChat(); }, text: t("cancel") })));
     }
     section.replaceChildren(...parts);
     list.scrollTop = list.scrollHeight;
