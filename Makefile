@@ -11,7 +11,8 @@ STAMP := $(VENV)/.installed-stamp
 
 # What running nard needs: its own dependencies, not the test tools (PyTorch,
 # Playwright...), which only `make test` and the other targets below install.
-$(RUN_STAMP): pyproject.toml
+# nard/__init__.py holds the version the installed metadata (the server's /healthz) repeats.
+$(RUN_STAMP): pyproject.toml nard/__init__.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e .
