@@ -13,7 +13,10 @@ Each worker is a process with pipes of its own: the server writes a request
 on its standard input and the event loop is woken when the answer is on its
 standard output (``add_reader``), with no thread between them (a process
 pool's feeder and manager threads cost more, fighting the event loop for
-Python's lock, than the decisions).
+Python's lock, than the decisions). A worker thinks for every table: the
+decisions of the deep levels (world class, the roller) are taken in a thread of
+their own, beside the quick ones, so that a roller's seconds hold up no table at
+expert.
 A worker dies with the server that started it; a worker that dies is started
 again and its decisions sent again.
 
@@ -33,10 +36,11 @@ import itertools
 import logging
 import os
 import pickle
+import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,33 +149,71 @@ READY = 0
 """The number of the message a worker sends once warm (requests are numbered from 1)."""
 
 
+DEEP_LEVELS = frozenset({Level.WORLD_CLASS.value, Level.ROLLER.value})
+"""The levels whose decisions take long (world class up to about 0.5 s, the roller up
+to its 4 s): a worker takes each one's in a thread of its own, beside the others."""
+
+SWITCH_INTERVAL = 0.001
+"""How long (s) a worker's thread holds Python's lock while another wants it: a
+quick decision waits about this long for a deep lane to let go (CPython's 5 ms
+default would cost an expert decision of a millisecond several times that)."""
+
+
 def _serve(parent: int) -> None:
     """A worker's life (``python -m nard.server.thinking``): answer each request read
-    on standard input, in turn, on standard output, until the input closes. A
-    request and an answer are each a pickle after its length (4 bytes, big-endian)."""
+    on standard input on standard output, until the input closes. A request and an
+    answer are each a pickle after its length (4 bytes, big-endian).
+
+    Requests at the quick levels are answered in turn as they are read; those at
+    each deep level (:data:`DEEP_LEVELS`) go to a thread of the level's own, which
+    answers them in turn. So a table at the roller does not hold up the computer at
+    the other tables (a worker thinks for all of them): each level's answers keep
+    the order of its requests, and the lanes take Python's lock in turns of
+    :data:`SWITCH_INTERVAL` (the networks' compiled kernels run without it)."""
     _bind_to_parent(parent)
     warm_up()
     settle_memory()
+    sys.setswitchinterval(SWITCH_INTERVAL)
     source, sink = sys.stdin.buffer, sys.stdout.buffer
-    sink.write(_frame((READY, True, None)))  # warm: the server may count on this worker
-    sink.flush()
+    writing = threading.Lock()
+
+    def send(message: tuple[Any, ...]) -> None:
+        with writing:
+            try:
+                sink.write(_frame(message))
+                sink.flush()
+            except OSError:  # the server closed the pipe: there is no one to answer
+                os._exit(0)
+
+    def answer(request: Request) -> None:
+        number, level, snapshot, match_length, score = request
+        try:
+            send((number, True, decide(level, snapshot, match_length, score)))
+        except Exception as exc:  # sent back, raised in the server
+            send((number, False, f"{type(exc).__name__}: {exc}"))
+
+    lanes = {level: queue.SimpleQueue[Request]() for level in DEEP_LEVELS}
+    for level, requests in lanes.items():
+        threading.Thread(
+            target=_lane, args=(requests, answer), name=f"nard-{level}", daemon=True
+        ).start()
+    send((READY, True, None))  # warm: the server may count on this worker
     while True:
         head = source.read(4)
         if len(head) < 4:
-            return
-        number, level, snapshot, match_length, score = pickle.loads(
-            source.read(int.from_bytes(head, "big"))
-        )
-        try:
-            answer: tuple[int, bool, Any] = (
-                number,
-                True,
-                decide(level, snapshot, match_length, score),
-            )
-        except Exception as exc:  # sent back, raised in the server
-            answer = (number, False, f"{type(exc).__name__}: {exc}")
-        sink.write(_frame(answer))
-        sink.flush()
+            return  # the server closed the pipe: what is left unanswered goes with it
+        request: Request = pickle.loads(source.read(int.from_bytes(head, "big")))
+        lane = lanes.get(request[1])
+        if lane is not None:
+            lane.put(request)
+        else:
+            answer(request)
+
+
+def _lane(requests: queue.SimpleQueue[Request], answer: Callable[[Request], None]) -> None:
+    """A worker's thread for one deep level: its requests answered in turn."""
+    while True:
+        answer(requests.get())
 
 
 def _frame(message: tuple[Any, ...]) -> bytes:
@@ -194,7 +236,8 @@ class _Worker:
     """Whether the worker said it has loaded the engine and compiled its kernels."""
 
     def send(self, *requests: Request) -> None:
-        """The requests, in one write: the worker answers them in this order."""
+        """The requests, in one write: the worker answers those of a lane (the quick
+        levels, the deep ones) in this order."""
         stdin = self.process.stdin
         assert stdin is not None
         stdin.write(b"".join(_frame(r) for r in requests))
@@ -251,8 +294,9 @@ class ThinkerPool:
         self, questions: Sequence[tuple[Level, DecisionSnapshot, int, tuple[int, int]]]
     ) -> list[asyncio.Future[dict[str, Any]]]:
         """Each decision's command (its JSON) to come, from the least busy worker,
-        which takes them in one write and answers them in this order, each decided
-        from its own snapshot alone. The workers must be started (:meth:`warm_up`)."""
+        which takes them in one write and answers those of one level in this order
+        (a deep level's beside the quick ones: :func:`_serve`), each decided from its
+        own snapshot alone. The workers must be started (:meth:`warm_up`)."""
         if not self._workers:
             raise ThinkingFailedError("the engine workers are not started")
         worker = min(self._workers, key=lambda w: len(w.waiting))

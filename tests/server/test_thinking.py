@@ -456,3 +456,58 @@ def test_the_computers_play_is_asked_for_with_its_cube_decision(
     # Every prepared play that was used saved a write; a dropped one cost nothing else.
     used = len(paired) - len(again)
     assert used > 0 and len(writes) == len(plain_writes) - used
+
+
+def test_a_deep_decision_does_not_hold_up_the_quick_ones() -> None:
+    """A worker thinks for every table of the server (one worker by default): the
+    decisions of each deep level (world class, up to about 0.5 s; the roller, up to
+    4 s) are taken beside those of the other levels, not ahead of them, so that one
+    table at the roller does not stall the computer at every other table."""
+    import time
+
+    from nard.computer import DecisionSnapshot
+    from nard.engine import Level
+    from nard.match import FixedDice, Game
+    from nard.server.thinking import ThinkerPool
+
+    def opening(dice: tuple[int, int]) -> DecisionSnapshot:
+        game = Game(dice=FixedDice([dice]))
+        game.opening_roll()
+        return DecisionSnapshot.of(game)
+
+    async def scenario() -> None:
+        pool = ThinkerPool(1)
+        try:
+            await pool.warm_up()
+            deadline = time.monotonic() + 120
+            while not pool.warm:
+                assert time.monotonic() < deadline, "the worker never said it was warm"
+                await asyncio.sleep(0.05)
+            # 6-4 at the opening has three plays within a few hundredths: the roller
+            # rolls them out, for seconds. Then a table at expert asks, twice, and one
+            # at world class.
+            roller = pool.ask([(Level.ROLLER, opening((6, 4)), 0, (0, 0))])[0]
+            quick = pool.ask(
+                [
+                    (Level.EXPERT, opening((3, 1)), 0, (0, 0)),
+                    (Level.EXPERT, opening((5, 2)), 0, (0, 0)),
+                ]
+            )
+            world_class = pool.ask([(Level.WORLD_CLASS, opening((6, 4)), 0, (0, 0))])[0]
+            done, _ = await asyncio.wait(
+                {roller, world_class, *quick}, timeout=60, return_when=asyncio.FIRST_COMPLETED
+            )
+            assert done and roller not in done, "the roller's decision came first"
+            first, second = await asyncio.wait_for(asyncio.gather(*quick), timeout=60)
+            assert not roller.done(), "the quick decisions waited for the roller's"
+            assert first == {"action": "play", "play": "8/5 6/5"}
+            assert second["action"] == "play"
+            deeper = await asyncio.wait_for(world_class, timeout=60)
+            assert not roller.done(), "world class waited for the roller"
+            assert deeper["action"] == "play"
+            answer = await asyncio.wait_for(roller, timeout=60)
+            assert answer["action"] == "play"
+        finally:
+            pool.close()
+
+    asyncio.run(scenario())
