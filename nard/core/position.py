@@ -83,6 +83,11 @@ class Play(tuple[Any, ...]):
     def __repr__(self) -> str:
         return f"Play(result={self.result!r}, dice={self.dice!r}, moves={self.moves!r})"
 
+    def __reduce__(self) -> tuple[type[Play], tuple[Any, ...]]:
+        # For pickle (a play sent to or from another process): the tuple's own
+        # arguments do not fit __new__'s.
+        return (Play, (self[0], self[1], self[2]))
+
 
 _new_tuple = tuple.__new__
 _negative = operator.neg

@@ -446,6 +446,22 @@ class TableService:
         finally:
             self._queued -= 1
 
+    async def _engine_call(
+        self, level: Level, task: str, *arguments: Any, lane: Level | None = None
+    ) -> Any:
+        """What the engine at ``level`` returns for ``task`` (``rank_plays``,
+        ``cube_analysis`` or ``evaluate``): in the engine workers where there are
+        some (in the thread of ``lane``, by default the level's: a roller's seconds
+        hold up neither the hints nor the computer's decisions), else in this
+        process's threads."""
+        if self._thinkers is None:
+            return await self._think(getattr(self.engine(level), task), *arguments)
+        self._queued += 1
+        try:
+            return await self._thinkers.call(level, task, *arguments, lane=lane)
+        finally:
+            self._queued -= 1
+
     @property
     def engine_warm(self) -> bool:
         """Whether the computer can answer at once: its worker processes are warm, or
@@ -1006,7 +1022,7 @@ class TableService:
         if roll is None:
             raise ServiceError(422, "no_dice", "give the dice, or an ID that has them")
         engine = self.engine(level)
-        ranked = await self._think(engine.rank_plays, position, roll, context)
+        ranked = await self._engine_call(level, "rank_plays", position, roll, context)
         best = ranked[0].ply if ranked else engine.plies
         return {
             "position_id": position.position_id(),
@@ -1032,7 +1048,9 @@ class TableService:
         """The cube decision of the side on roll, before it rolls, at ``level``."""
         position, context, _ = self._engine_input(text)
         engine = self.engine(level)
-        probabilities, cubeless, d = await self._think(engine.cube_analysis, position, context)
+        probabilities, cubeless, d = await self._engine_call(
+            level, "cube_analysis", position, context
+        )
         return {
             "position_id": position.position_id(),
             "level": level.value,
@@ -1060,8 +1078,11 @@ class TableService:
         """The position's probabilities and equities at ``plies`` (0-2): cubeless, and
         cubeful at its cube and score (side on roll, before it rolls)."""
         position, context, _ = self._engine_input(text)
-        engine = self.engine(Level.EXPERT)
-        probabilities, cubeless = await self._think(engine.evaluate, position, plies)
+        # A 2-ply evaluation (up to a few tens of milliseconds) in world class's lane.
+        lane = Level.WORLD_CLASS if plies >= 2 else Level.EXPERT
+        probabilities, cubeless = await self._engine_call(
+            Level.EXPERT, "evaluate", position, plies, lane=lane
+        )
         cubeful = cubeful_equity(probabilities, context, cube_efficiency(position))
         return {
             "position_id": position.position_id(),
@@ -1080,12 +1101,12 @@ class TableService:
         # World class's hint at the tables of the two strongest levels (the roller's
         # rollouts are for its own decisions), the expert's at the others.
         strong = computer in (Level.WORLD_CLASS, Level.ROLLER)
-        engine = self.engine(Level.WORLD_CLASS if strong else Level.EXPERT)
+        level = Level.WORLD_CLASS if strong else Level.EXPERT
         if game.decision is Decision.PLAY:
             dice = game.dice
             assert dice is not None
             # Ranked by cubeful equity at the table's cube and score, as the computer plays.
-            ranked = await self._think(engine.rank_plays, game.position, dice, context)
+            ranked = await self._engine_call(level, "rank_plays", game.position, dice, context)
             return {
                 "kind": "plays",
                 "plays": [
@@ -1099,7 +1120,7 @@ class TableService:
                     for r in ranked[:10]
                 ],
             }
-        analysis = await self._think(engine.cube_analysis, game.position, context)
+        analysis = await self._engine_call(level, "cube_analysis", game.position, context)
         probabilities, cubeless, decision = analysis
         return {
             "kind": "cube",

@@ -64,7 +64,7 @@ class Settings:
     )
     engine_workers: int = _setting(
         "NARD_ENGINE_WORKERS",
-        "threads for hints, and for the computer's thinking without worker processes",
+        "threads for the computer's thinking, hints and the engine API, without worker processes",
         2,
     )
     engine_processes: int = _setting(

@@ -67,7 +67,24 @@ def engine_for(level: Level) -> Engine:
         return engine
 
 
-Request = tuple[int, str, DecisionSnapshot, int, tuple[int, int]]
+Request = tuple[int, str, str, str, tuple[Any, ...]]
+"""What a worker is asked: (number, lane, level, task, arguments). The task is
+``"decide"`` (the arguments those of :func:`decide` after the level) or one of
+:data:`ENGINE_CALLS`, called on the level's engine; the lane is the level whose
+thread takes it (:data:`DEEP_LEVELS`), or another level for the worker's own."""
+
+ENGINE_CALLS = frozenset({"rank_plays", "cube_analysis", "evaluate"})
+"""The :class:`~nard.engine.Engine` methods a worker calls for the server (its hints
+and the engine API), answering with what they return."""
+
+
+def _perform(level: str, task: str, arguments: tuple[Any, ...]) -> Any:
+    """What a worker answers to a request."""
+    if task == "decide":
+        return decide(level, *arguments)
+    if task not in ENGINE_CALLS:
+        raise ValueError(f"no engine task {task!r}")
+    return getattr(engine_for(Level(level)), task)(*arguments)
 
 
 def decide(
@@ -186,11 +203,13 @@ def _serve(parent: int) -> None:
                 os._exit(0)
 
     def answer(request: Request) -> None:
-        number, level, snapshot, match_length, score = request
+        number, _, level, task, arguments = request
         try:
-            send((number, True, decide(level, snapshot, match_length, score)))
+            pickled = pickle.dumps(_perform(level, task, arguments))
         except Exception as exc:  # sent back, raised in the server
             send((number, False, f"{type(exc).__name__}: {exc}"))
+        else:
+            send((number, True, pickled))
 
     lanes = {level: queue.SimpleQueue[Request]() for level in DEEP_LEVELS}
     for level, requests in lanes.items():
@@ -230,7 +249,7 @@ class ThinkingFailedError(RuntimeError):
 class _Worker:
     process: subprocess.Popen[bytes]
     loop: asyncio.AbstractEventLoop
-    waiting: dict[int, tuple[asyncio.Future[dict[str, Any]], Request]] = field(default_factory=dict)
+    waiting: dict[int, tuple[asyncio.Future[Any], Request]] = field(default_factory=dict)
     received: bytearray = field(default_factory=bytearray)
     warm: bool = False
     """Whether the worker said it has loaded the engine and compiled its kernels."""
@@ -304,16 +323,49 @@ class ThinkerPool:
         requests: list[Request] = []
         futures: list[asyncio.Future[dict[str, Any]]] = []
         for level, snapshot, match_length, score in questions:
-            request: Request = (next(self._numbers), level.value, snapshot, match_length, score)
+            request: Request = (
+                next(self._numbers),
+                level.value,
+                level.value,
+                "decide",
+                (snapshot, match_length, score),
+            )
             future: asyncio.Future[dict[str, Any]] = loop.create_future()
             worker.waiting[request[0]] = (future, request)
             requests.append(request)
             futures.append(future)
+        self._send(worker, requests)
+        return futures
+
+    async def call(
+        self, level: Level, task: str, *arguments: Any, lane: Level | None = None
+    ) -> Any:
+        """What the engine at ``level`` returns for ``task`` (one of
+        :data:`ENGINE_CALLS`) with ``arguments``, from the least busy worker, in the
+        thread of ``lane`` (by default the level's own: :data:`DEEP_LEVELS`)."""
+        if task not in ENGINE_CALLS:
+            raise ValueError(f"no engine task {task!r}")
+        await self.warm_up()
+        if not self._workers:
+            raise ThinkingFailedError("the engine workers are not started")
+        worker = min(self._workers, key=lambda w: len(w.waiting))
+        request: Request = (
+            next(self._numbers),
+            (lane or level).value,
+            level.value,
+            task,
+            arguments,
+        )
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        worker.waiting[request[0]] = (future, request)
+        self._send(worker, [request])
+        return await future
+
+    def _send(self, worker: _Worker, requests: Sequence[Request]) -> None:
         try:
             worker.send(*requests)
         except OSError:
             self._restart(worker)
-        return futures
 
     def _answered(self, worker: _Worker) -> None:
         stdout = worker.process.stdout
@@ -340,6 +392,11 @@ class ThinkerPool:
             found = worker.waiting.pop(number, None)
             if found is None:
                 continue
+            if ok:  # the answer, pickled apart: one that cannot be read fails alone
+                try:
+                    value = pickle.loads(value)
+                except Exception as exc:
+                    ok, value = False, f"an answer that cannot be read: {exc!r}"
             future = found[0]
             if future.get_loop() is worker.loop:
                 _settle(future, ok, value)
@@ -387,7 +444,7 @@ class ThinkerPool:
         self._workers.clear()
 
 
-def _settle(future: asyncio.Future[dict[str, Any]], ok: bool, value: Any) -> None:
+def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
     if future.done():
         return
     if ok:

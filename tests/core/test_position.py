@@ -15,6 +15,7 @@ from nard import (
     InvalidPositionError,
     InvalidPositionIdError,
     NardError,
+    Play,
     Position,
     check_dice,
     parse_dice,
@@ -387,3 +388,19 @@ def test_race_and_game_over_by_their_definitions() -> None:
             plays = position.legal_plays((rng.randint(1, 6), rng.randint(1, 6)))
             position = rng.choice(plays).result if plays else position.flip()
     assert {(False, False), (True, False), (True, True)} <= kinds and seen > 1000
+
+
+def test_positions_and_plays_pickle_whole() -> None:
+    """A play crosses to and from the engine's worker processes (the server's hints and
+    engine API): pickled and read back it is the same play, moves and all (a play
+    could be pickled but not read back)."""
+    import pickle
+
+    opening = Position.from_position_id("4HPwATDgc/ABMA")
+    for dice in ((3, 1), (6, 6), (5, 2)):
+        for play in opening.legal_plays(dice):
+            copy = pickle.loads(pickle.dumps(play))
+            assert type(copy) is Play and copy == play
+            assert copy.moves == play.moves and copy.dice == play.dice
+            assert opening.format_play(copy) == opening.format_play(play)
+    assert pickle.loads(pickle.dumps(opening)) == opening

@@ -105,3 +105,70 @@ def test_the_engine_has_a_rate_limit(sqlite_url: str, tmp_path: Path) -> None:
         codes = [client.post("/api/engine/eval", json=body).status_code for _ in range(5)]
         assert codes == [200, 200, 200, 429, 429]
     storage.close()
+
+
+def test_the_engine_answers_in_its_worker_processes_beside_a_roller(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """With engine worker processes (the default) the engine API and the hints think
+    there, not in the server's threads: a program asking for the roller's ranking (up
+    to 4 s) held up every other answer of the engine behind it (one thread here, two
+    by default), and its rollouts fought the serving loop for Python's lock. The
+    answers are those of the server without workers."""
+    import asyncio
+
+    import httpx2
+
+    storage = Storage(sqlite_url)
+    app = create_app(
+        make_settings(sqlite_url, tmp_path, engine_processes=1), storage, server_seeds=seeded(1)
+    )
+    plain, plain_storage = app_on(f"sqlite:///{tmp_path / 'plain.db'}", tmp_path / "plain")
+    asks = (
+        ("/api/engine/move", {"position": "4HPwATDgc/ABMA", "dice": [4, 3]}),
+        ("/api/engine/move", {"position": MATCH, "dice": [6, 2], "level": "world-class"}),
+        ("/api/engine/cube", {"position": MATCH}),
+        ("/api/engine/eval", {"position": "4HPwATDgc/ABMA", "plies": 0}),
+        ("/api/engine/eval", {"position": "4HPwATDgc/ABMA", "plies": 2}),
+    )
+
+    async def scenario() -> None:
+        async with (
+            httpx2.AsyncClient(
+                transport=httpx2.ASGITransport(app=app), base_url="http://test"
+            ) as client,
+            httpx2.AsyncClient(
+                transport=httpx2.ASGITransport(app=plain), base_url="http://test"
+            ) as reference,
+        ):
+            for path, body in asks:
+                answer = await asyncio.wait_for(client.post(path, json=body), timeout=120)
+                assert answer.status_code == 200, answer.text
+                expected = (await reference.post(path, json=body)).json()
+                assert answer.json() == expected, path
+            # 6-4 at the opening: three close plays, which the roller rolls out for
+            # seconds. The expert's answers meanwhile come at once.
+            roller = asyncio.ensure_future(
+                client.post(
+                    "/api/engine/move",
+                    json={"position": "4HPwATDgc/ABMA", "dice": [6, 4], "level": "roller"},
+                )
+            )
+            await asyncio.sleep(0.2)
+            for dice in ([3, 1], [5, 2]):
+                quick = await asyncio.wait_for(
+                    client.post("/api/engine/move", json={"position": MATCH, "dice": dice}),
+                    timeout=60,
+                )
+                assert quick.status_code == 200, quick.text
+                assert not roller.done(), "the expert's answer waited for the roller's"
+            rolled = await asyncio.wait_for(roller, timeout=60)
+            assert rolled.status_code == 200 and rolled.json()["level"] == "roller"
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        app.state.service.close()
+        plain.state.service.close()
+        storage.close()
+        plain_storage.close()
