@@ -92,20 +92,30 @@ def test_the_computer_thinks_in_a_worker_process(sqlite_url: str, tmp_path: Path
 
     from nard.server import create_app
     from nard.server.storage import Storage
-    from tests.server.conftest import make_settings
+    from tests.server.conftest import make_settings, seeded
     from tests.server.helpers import act, guest, new_table, simple_command
 
     settings = make_settings(sqlite_url, tmp_path, engine_processes=1)
-    app = create_app(settings, Storage(sqlite_url))
+    app = create_app(settings, Storage(sqlite_url), server_seeds=seeded(3))
     with TestClient(app) as client:
         headers = guest(client)
         table = new_table(client, headers, match_length=3)
         seq = table["seq"]
+        hinted = set()
         for _ in range(6):
             if table["status"] != "playing":
                 break
+            # The hint is thought in the worker too (its rank_plays or cube_analysis).
+            hint = client.get(f"/api/tables/{table['id']}/hint", headers=headers)
+            assert hint.status_code == 200, hint.text
+            kind = hint.json()["kind"]
+            hinted.add(kind)
+            if kind == "plays":
+                legal = {p["play"] for p in table["game"]["legal_plays"]}
+                assert hint.json()["plays"] and {p["play"] for p in hint.json()["plays"]} <= legal
             table = act(client, table["id"], headers, simple_command(table))
         assert table["seq"] > seq + 6  # the computer answered each turn
+        assert hinted == {"plays", "cube"}
         workers = [w.process for w in app.state.service._thinkers._workers]
         assert workers and all(w.pid != os.getpid() and w.poll() is None for w in workers)
 
