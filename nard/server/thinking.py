@@ -7,7 +7,8 @@ length and the score, and comes back as a command's JSON. Each worker keeps
 one engine per level, sharing one network, loaded once. With the engine in
 another process the server's own process spends its time serving, and a
 second core thinks (about 1 ms a decision at expert, up to 0.2 s at world
-class).
+class). The hints and the engine API ask the workers too, for what an engine
+method returns (:data:`ENGINE_CALLS`, :meth:`ThinkerPool.call`).
 
 Each worker is a process with pipes of its own: the server writes a request
 on its standard input and the event loop is woken when the answer is on its
