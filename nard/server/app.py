@@ -175,6 +175,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorBody, "description": "request body too large"},
     422: {"model": ErrorBody, "description": "invalid input"},
     429: {"model": ErrorBody, "description": "rate limited (Retry-After says when to retry)"},
+    503: {"model": ErrorBody, "description": "the engine is busy at that level: ask again soon"},
 }
 """Every error answer, for the OpenAPI document."""
 
@@ -537,7 +538,10 @@ def create_app(
         extra: dict[str, Any] = {}
         if exc.table is not None:
             extra["table"] = service.render(exc.table, getattr(request.state, "player", None))
-        return _error(exc.status, exc.code, exc.message, **extra)
+        response = _error(exc.status, exc.code, exc.message, **extra)
+        if exc.retry_after is not None:
+            response.headers["Retry-After"] = str(exc.retry_after)
+        return response
 
     @app.exception_handler(RateLimited)
     async def rate_limited(_request: Request, exc: RateLimited) -> JSONResponse:
@@ -1187,7 +1191,7 @@ def create_app(
         return table_response(await service.flag(_check_id(table_id), player), player)
 
     # -- the engine for programs (docs/engine-protocols.md) ---------------------------
-    @app.post("/api/engine/move", responses=_errors(422, 429), tags=["engine"])
+    @app.post("/api/engine/move", responses=_errors(422, 429, 503), tags=["engine"])
     async def engine_move(body: EngineMoveRequest, who: Auth) -> dict[str, Any]:
         """The plays of a roll, best first, as the level ranks them: cubeful and
         match-aware at the ID's cube and score (EMG in match play), with the plies."""
@@ -1195,14 +1199,14 @@ def create_app(
         dice = (body.dice[0], body.dice[1]) if body.dice is not None else None
         return await service.engine_move(body.position, dice, body.level)
 
-    @app.post("/api/engine/cube", responses=_errors(422, 429), tags=["engine"])
+    @app.post("/api/engine/cube", responses=_errors(422, 429, 503), tags=["engine"])
     async def engine_cube(body: EngineCubeRequest, who: Auth) -> dict[str, Any]:
         """The cube decision of the side on roll before it rolls: no double, double/take,
         double/pass (normalised; match winning chances too in match play), the verdict."""
         await limits.hit("engine", f"address:{who.address}")
         return await service.engine_cube(body.position, body.level)
 
-    @app.post("/api/engine/eval", responses=_errors(422, 429), tags=["engine"])
+    @app.post("/api/engine/eval", responses=_errors(422, 429, 503), tags=["engine"])
     async def engine_eval(body: EngineEvalRequest, who: Auth) -> dict[str, Any]:
         """The position's five probabilities and its cubeless and cubeful equity."""
         await limits.hit("engine", f"address:{who.address}")

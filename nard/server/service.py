@@ -52,13 +52,14 @@ one error shape.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -123,6 +124,12 @@ log = logging.getLogger("nard.server")
 AnyTable = LiveTable | ChouetteTable
 """A two-player match or money session, or a chouette."""
 
+ENGINE_API_BACKLOG = {Level.WORLD_CLASS: 8, Level.ROLLER: 2}
+"""The engine API's requests at a deep level that one server process takes at once
+(thinking or waiting to); more are refused (503 ``engine_busy``), so that programs
+asking for the roller (up to 4 s an answer, 60 requests a minute per address) cannot
+queue hours of thinking in front of the hints and of whatever else they ask."""
+
 INLINE_LEVELS = frozenset({Level.BEGINNER, Level.INTERMEDIATE, Level.EXPERT})
 """The levels that decide at 0 ply (about a millisecond a decision in match play, the
 cube's at 1 ply included): without worker processes they think on the event loop,
@@ -160,13 +167,21 @@ class ServiceError(NardError):
     is the table as it now is, where the refusal is about its state."""
 
     def __init__(
-        self, status: int, code: str, message: str, *, table: AnyTable | None = None
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        table: AnyTable | None = None,
+        retry_after: int | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.table = table
+        self.retry_after = retry_after
+        """Seconds after which the request may be made again (``Retry-After``)."""
 
 
 @dataclass(frozen=True)
@@ -339,6 +354,7 @@ class TableService:
         """The requests waiting for the computer's turns at a table to end."""
         self._held: dict[str, int] = {}  # table -> the sequence number this process leases
         self._prepared: dict[str, tuple[Any, asyncio.Future[dict[str, Any]]]] = {}
+        self._engine_api_backlog: collections.Counter[Level] = collections.Counter()
         """A computer's play asked for with its cube decision (:meth:`_ask_engine`): what
         it was asked for, and the answer to come."""
         self.spectator_interval = spectator_interval
@@ -445,6 +461,25 @@ class TableService:
             return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
         finally:
             self._queued -= 1
+
+    @contextlib.contextmanager
+    def _engine_api_slot(self, level: Level) -> Iterator[None]:
+        """A place for one engine API request at ``level`` for as long as it thinks;
+        503 ``engine_busy`` where :data:`ENGINE_API_BACKLOG` are already taken."""
+        limit = ENGINE_API_BACKLOG.get(level)
+        if limit is not None and self._engine_api_backlog[level] >= limit:
+            raise ServiceError(
+                503,
+                "engine_busy",
+                f"the engine is thinking about {limit} requests at {level.value} already:"
+                " ask again in a few seconds",
+                retry_after=5,
+            )
+        self._engine_api_backlog[level] += 1
+        try:
+            yield
+        finally:
+            self._engine_api_backlog[level] -= 1
 
     async def _engine_call(
         self, level: Level, task: str, *arguments: Any, lane: Level | None = None
@@ -1022,7 +1057,8 @@ class TableService:
         if roll is None:
             raise ServiceError(422, "no_dice", "give the dice, or an ID that has them")
         engine = self.engine(level)
-        ranked = await self._engine_call(level, "rank_plays", position, roll, context)
+        with self._engine_api_slot(level):
+            ranked = await self._engine_call(level, "rank_plays", position, roll, context)
         best = ranked[0].ply if ranked else engine.plies
         return {
             "position_id": position.position_id(),
@@ -1048,9 +1084,10 @@ class TableService:
         """The cube decision of the side on roll, before it rolls, at ``level``."""
         position, context, _ = self._engine_input(text)
         engine = self.engine(level)
-        probabilities, cubeless, d = await self._engine_call(
-            level, "cube_analysis", position, context
-        )
+        with self._engine_api_slot(level):
+            probabilities, cubeless, d = await self._engine_call(
+                level, "cube_analysis", position, context
+            )
         return {
             "position_id": position.position_id(),
             "level": level.value,
@@ -1080,9 +1117,10 @@ class TableService:
         position, context, _ = self._engine_input(text)
         # A 2-ply evaluation (up to a few tens of milliseconds) in world class's lane.
         lane = Level.WORLD_CLASS if plies >= 2 else Level.EXPERT
-        probabilities, cubeless = await self._engine_call(
-            Level.EXPERT, "evaluate", position, plies, lane=lane
-        )
+        with self._engine_api_slot(lane):
+            probabilities, cubeless = await self._engine_call(
+                Level.EXPERT, "evaluate", position, plies, lane=lane
+            )
         cubeful = cubeful_equity(probabilities, context, cube_efficiency(position))
         return {
             "position_id": position.position_id(),

@@ -184,10 +184,11 @@ def _serve(parent: int) -> None:
 
     Requests at the quick levels are answered in turn as they are read; those at
     each deep level (:data:`DEEP_LEVELS`) go to a thread of the level's own, which
-    answers them in turn. So a table at the roller does not hold up the computer at
-    the other tables (a worker thinks for all of them): each level's answers keep
-    the order of its requests, and the lanes take Python's lock in turns of
-    :data:`SWITCH_INTERVAL` (the networks' compiled kernels run without it)."""
+    answers them in turn, the computer's decisions first (:func:`_lane`). So a
+    table at the roller does not hold up the computer at the other tables (a worker
+    thinks for all of them): each level's decisions keep the order of their
+    requests, and the lanes take Python's lock in turns of :data:`SWITCH_INTERVAL`
+    (the networks' compiled kernels run without it)."""
     _bind_to_parent(parent)
     warm_up()
     settle_memory()
@@ -212,7 +213,7 @@ def _serve(parent: int) -> None:
         else:
             send((number, True, pickled))
 
-    lanes = {level: queue.SimpleQueue[Request]() for level in DEEP_LEVELS}
+    lanes = {level: queue.PriorityQueue[tuple[int, int, Request]]() for level in DEEP_LEVELS}
     for level, requests in lanes.items():
         threading.Thread(
             target=_lane, args=(requests, answer), name=f"nard-{level}", daemon=True
@@ -225,15 +226,21 @@ def _serve(parent: int) -> None:
         request: Request = pickle.loads(source.read(int.from_bytes(head, "big")))
         lane = lanes.get(request[1])
         if lane is not None:
-            lane.put(request)
+            # The computer's decisions first, then the rest (hints, the engine API),
+            # each kind in the order asked.
+            lane.put((0 if request[3] == "decide" else 1, request[0], request))
         else:
             answer(request)
 
 
-def _lane(requests: queue.SimpleQueue[Request], answer: Callable[[Request], None]) -> None:
-    """A worker's thread for one deep level: its requests answered in turn."""
+def _lane(
+    requests: queue.PriorityQueue[tuple[int, int, Request]], answer: Callable[[Request], None]
+) -> None:
+    """A worker's thread for one deep level: its requests answered in turn, the
+    computer's decisions ahead of what else waits (a table at the roller is not kept
+    waiting behind programs asking the engine API for the roller's rankings)."""
     while True:
-        answer(requests.get())
+        answer(requests.get()[2])
 
 
 def _frame(message: tuple[Any, ...]) -> bytes:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from nard.core.position import Position
@@ -172,3 +173,47 @@ def test_the_engine_answers_in_its_worker_processes_beside_a_roller(
         plain.state.service.close()
         storage.close()
         plain_storage.close()
+
+
+def test_a_busy_deep_level_refuses_more_requests(
+    sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ENGINE_API_BACKLOG requests thinking at a deep level, the next is refused
+    at once (503 engine_busy, Retry-After) rather than queued behind them: a program
+    asking for the roller 60 times a minute (4 s each) queued hours of thinking. The
+    other levels still answer, and a place is free again once its answer is given."""
+    import asyncio
+
+    import httpx2
+
+    from nard.engine import Level
+    from nard.server import service as service_module
+
+    monkeypatch.setitem(service_module.ENGINE_API_BACKLOG, Level.ROLLER, 1)
+    app, storage = app_on(sqlite_url, tmp_path)
+    rolled_out = {"position": "4HPwATDgc/ABMA", "dice": [6, 4], "level": "roller"}
+
+    async def scenario() -> None:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://test") as client:
+            first = asyncio.ensure_future(client.post("/api/engine/move", json=rolled_out))
+            await asyncio.sleep(0.2)
+            refused = await client.post("/api/engine/move", json=rolled_out)
+            assert error_of(refused) == (503, "engine_busy"), refused.text
+            assert refused.headers["Retry-After"] == "5"
+            cube = await client.post(
+                "/api/engine/cube", json={"position": MATCH, "level": "roller"}
+            )
+            assert error_of(cube) == (503, "engine_busy")
+            expert = await client.post("/api/engine/eval", json={"position": MATCH})
+            assert expert.status_code == 200, expert.text
+            answered = await asyncio.wait_for(first, timeout=60)
+            assert answered.status_code == 200, answered.text
+            again = {**rolled_out, "dice": [3, 1]}
+            assert (await client.post("/api/engine/move", json=again)).status_code == 200
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        app.state.service.close()
+        storage.close()

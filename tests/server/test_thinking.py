@@ -521,3 +521,44 @@ def test_a_deep_decision_does_not_hold_up_the_quick_ones() -> None:
             pool.close()
 
     asyncio.run(scenario())
+
+
+def test_the_computers_decisions_go_ahead_of_the_engine_api_in_a_deep_lane() -> None:
+    """In a deep level's lane the computer's decisions are taken before the hints and
+    engine API requests waiting there: a table at the roller is not kept waiting
+    behind programs asking for the roller's rankings."""
+    import time
+
+    from nard.computer import DecisionSnapshot
+    from nard.core.position import Position
+    from nard.engine import Level
+    from nard.match import FixedDice, Game
+    from nard.server.thinking import ThinkerPool
+
+    game = Game(dice=FixedDice([(3, 1)]))
+    game.opening_roll()
+
+    async def scenario() -> None:
+        pool = ThinkerPool(1)
+        try:
+            await pool.warm_up()
+            deadline = time.monotonic() + 120
+            while not pool.warm:
+                assert time.monotonic() < deadline, "the worker never said it was warm"
+                await asyncio.sleep(0.05)
+            # Two rankings of 6-4 at the opening (seconds each), then a decision.
+            rankings = [
+                asyncio.ensure_future(pool.call(Level.ROLLER, "rank_plays", Position(), (6, 4)))
+                for _ in range(2)
+            ]
+            await asyncio.sleep(0.1)
+            decision = pool.ask([(Level.ROLLER, DecisionSnapshot.of(game), 0, (0, 0))])[0]
+            answer = await asyncio.wait_for(decision, timeout=60)
+            assert answer == {"action": "play", "play": "8/5 6/5"}
+            assert not rankings[1].done(), "the decision waited behind both rankings"
+            for ranked in await asyncio.wait_for(asyncio.gather(*rankings), timeout=60):
+                assert len(ranked) > 3 and ranked[0].play.dice == (6, 4)
+        finally:
+            pool.close()
+
+    asyncio.run(scenario())
