@@ -16,7 +16,23 @@ import pytest
 
 import nard.server.service as service_module
 from nard.computer import computer_command
+from nard.server.thinking import ThinkerPool
 from tests.server.conftest import app_on
+
+
+async def warm_pool() -> ThinkerPool:
+    """A pool of one worker, started and warm (it has said so)."""
+    import time
+
+    pool = ThinkerPool(1)
+    await pool.warm_up()
+    deadline = time.monotonic() + 120
+    while not pool.warm:
+        if time.monotonic() > deadline:
+            pool.close()
+            raise AssertionError("the worker never said it was warm")
+        await asyncio.sleep(0.05)
+    return pool
 
 
 def test_a_thinking_computer_does_not_hold_up_other_requests(
@@ -473,12 +489,9 @@ def test_a_deep_decision_does_not_hold_up_the_quick_ones() -> None:
     decisions of each deep level (world class, up to about 0.5 s; the roller, up to
     4 s) are taken beside those of the other levels, not ahead of them, so that one
     table at the roller does not stall the computer at every other table."""
-    import time
-
     from nard.computer import DecisionSnapshot
     from nard.engine import Level
     from nard.match import FixedDice, Game
-    from nard.server.thinking import ThinkerPool
 
     def opening(dice: tuple[int, int]) -> DecisionSnapshot:
         game = Game(dice=FixedDice([dice]))
@@ -486,13 +499,8 @@ def test_a_deep_decision_does_not_hold_up_the_quick_ones() -> None:
         return DecisionSnapshot.of(game)
 
     async def scenario() -> None:
-        pool = ThinkerPool(1)
+        pool = await warm_pool()
         try:
-            await pool.warm_up()
-            deadline = time.monotonic() + 120
-            while not pool.warm:
-                assert time.monotonic() < deadline, "the worker never said it was warm"
-                await asyncio.sleep(0.05)
             # 6-4 at the opening has three plays within a few hundredths: the roller
             # rolls them out, for seconds. Then a table at expert asks, twice, and one
             # at world class.
@@ -527,25 +535,17 @@ def test_the_computers_decisions_go_ahead_of_the_engine_api_in_a_deep_lane() -> 
     """In a deep level's lane the computer's decisions are taken before the hints and
     engine API requests waiting there: a table at the roller is not kept waiting
     behind programs asking for the roller's rankings."""
-    import time
-
     from nard.computer import DecisionSnapshot
     from nard.core.position import Position
     from nard.engine import Level
     from nard.match import FixedDice, Game
-    from nard.server.thinking import ThinkerPool
 
     game = Game(dice=FixedDice([(3, 1)]))
     game.opening_roll()
 
     async def scenario() -> None:
-        pool = ThinkerPool(1)
+        pool = await warm_pool()
         try:
-            await pool.warm_up()
-            deadline = time.monotonic() + 120
-            while not pool.warm:
-                assert time.monotonic() < deadline, "the worker never said it was warm"
-                await asyncio.sleep(0.05)
             # Two rankings of 6-4 at the opening (seconds each), then a decision.
             rankings = [
                 asyncio.ensure_future(pool.call(Level.ROLLER, "rank_plays", Position(), (6, 4)))
