@@ -20,8 +20,8 @@
 # leaves of the expert's 1-ply cube) and a side with 9 or more checkers off
 # (m9-). On two cores a cw- or cu- file takes 6-8 minutes (since the bear-off
 # probabilities were compiled, 2026-12-07) and an m9- file about 5; a lent
-# 16-core machine makes 16 at a time. Seeds used so far: cw- 1101-1148 and
-# 1150-1157, cu- 1501-1548 and 1550-1557, m9- 1601-1617. Gate the result with
+# 16-core machine makes 16 at a time. Seeds used so far: cw- 1101-1157, cu-
+# 1501-1557, m9- 1601-1617. Gate the result with
 # bench/cube_window.py (both windows, --plies 0 1) and bench/cube_decisions.py,
 # each with --weights SHIPPED OUT: both read what each bundle's cube reads (its
 # cube networks where it has them). The checker play is the shipped one's.
