@@ -354,9 +354,10 @@ class TableService:
         """The requests waiting for the computer's turns at a table to end."""
         self._held: dict[str, int] = {}  # table -> the sequence number this process leases
         self._prepared: dict[str, tuple[Any, asyncio.Future[dict[str, Any]]]] = {}
-        self._engine_api_backlog: collections.Counter[Level] = collections.Counter()
         """A computer's play asked for with its cube decision (:meth:`_ask_engine`): what
         it was asked for, and the answer to come."""
+        self._engine_api_backlog: collections.Counter[Level] = collections.Counter()
+        """The engine API's requests thinking at each level (:data:`ENGINE_API_BACKLOG`)."""
         self.spectator_interval = spectator_interval
         # The latest state the spectators of a table are due, and who they were.
         self._spectator_text: dict[str, tuple[str, list[Watcher]]] = {}
